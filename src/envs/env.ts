@@ -1,0 +1,101 @@
+/** The Env contract every environment (built-in or a user's module) satisfies. */
+import type { z } from 'zod';
+import type { ToolCall, ToolSpec } from '../core/messages.ts';
+import type { RewardParts } from '../core/trajectory.ts';
+
+/**
+ * `outcome`: the reward of a decision is only known by playing on (apply the episode's return).
+ * `dense`: the env can score every legal action of a decision exactly (`actionRewards()`).
+ */
+export type EnvKind = 'outcome' | 'dense';
+
+/** An action is a tool call without its id. */
+export type Action = Omit<ToolCall, 'id'>;
+
+export interface EnvReset {
+  /** The first observation, rendered as text for an LLM. */
+  observation: string;
+  /** The tools offered: the legal actions' schema plus any informational tools. */
+  tools: ToolSpec[];
+  info?: Record<string, unknown>;
+}
+
+export interface EnvStep {
+  observation: string;
+  /** Total reward of this step; equals the sum of `rewardParts` when parts are given. */
+  reward: number;
+  rewardParts?: RewardParts;
+  done: boolean;
+  truncated: boolean;
+  /** `info.outcome` ('win' | 'loss' | 'draw') classifies the episode; otherwise the return's sign does. */
+  info?: Record<string, unknown>;
+}
+
+export interface ActionValue {
+  action: Action;
+  /** The exact expected reward of taking this action now, from the env's own dynamics. */
+  expectedReward: number;
+}
+
+export interface OracleAdvice {
+  /** The optimal action at this state. */
+  action: Action;
+  /** Forecast targets at this state (probabilities, quantiles), by name. */
+  forecasts?: Record<string, number>;
+}
+
+/** What happens when the agent's answer is not a legal action. */
+export interface InvalidActionRule {
+  /** `end`: the episode ends with `penalty`; `retry`: the agent gets an error message and tries again. */
+  mode: 'end' | 'retry';
+  penalty: number;
+  /** With `retry`: attempts per decision before the episode ends with `penalty`. */
+  maxRetries: number;
+}
+
+/** The read-only view of a decision that scripted policies and exact evaluators use. */
+export interface DecisionView {
+  legalActions(): Action[];
+  /** The visible state as plain data (e.g. blackjack: playerSum, dealerCard, usableAce). */
+  state(): Record<string, unknown>;
+  oracle?(): OracleAdvice;
+  actionRewards?(): ActionValue[];
+}
+
+export interface Env extends DecisionView {
+  readonly kind: EnvKind;
+  readonly invalidAction: InvalidActionRule;
+  /** Episode length cap the env itself imposes (the agent loop also has its own max turns). */
+  readonly maxTurns?: number;
+  /** Deterministic under the seed. */
+  reset(seed: number): EnvReset | Promise<EnvReset>;
+  step(action: Action): EnvStep | Promise<EnvStep>;
+  /** Why `action` is not legal now, or null when it is. Checked before `step`. */
+  validate(action: Action): string | null;
+  /** Answers an informational tool call without ending the decision. */
+  inform?(call: Action): string | Promise<string>;
+}
+
+/** A probability distribution over actions. */
+export type ActionDistribution = { action: Action; p: number }[];
+
+/** A decision rule: what a policy does at a state. Exact evaluators enumerate states and ask it. */
+export type DecisionRule = (view: DecisionView) => ActionDistribution;
+
+/** How an env is registered: its name, options schema and factory, and what it can compute exactly. */
+export interface EnvSpec<O extends Record<string, unknown> = Record<string, unknown>> {
+  name: string;
+  /** One line for `spindle envs`. */
+  description: string;
+  kind: EnvKind;
+  /** Validates `--env-opt key=value` options (values arrive parsed as JSON scalars where they look like one). */
+  options: z.ZodType<O>;
+  create(options: O): Env;
+  /** The system prompt's description of the task (tools are described by the agent loop). */
+  instructions(options: O): string;
+  /** Exact expected returns, where the env can compute them. */
+  exact?: {
+    optimalReturn?(options: O): number;
+    policyReturn?(options: O, rule: DecisionRule): number;
+  };
+}

@@ -1,0 +1,36 @@
+/** The Policy contract: scripted baselines, the embedded model and remote servers all answer it. */
+import type { Completion } from '../core/completion.ts';
+import type { Message, ToolSpec } from '../core/messages.ts';
+import type { ActionDistribution, DecisionView } from '../envs/env.ts';
+
+export interface SamplingOptions {
+  maxTokens: number;
+  temperature: number;
+  topP?: number;
+  topK?: number;
+  stop?: string[];
+  seed?: number;
+}
+
+export interface PolicyRequest extends SamplingOptions {
+  messages: Message[];
+  tools: ToolSpec[];
+  /** Number of samples for this prompt (default 1); they share the prompt's prefill. */
+  n?: number;
+  signal?: AbortSignal;
+  /** The decision being made. Scripted policies read it; LLM policies must ignore it. */
+  view?: DecisionView;
+}
+
+export interface Policy {
+  /** The name it is known by everywhere: `random`, `stick-at-17`, `model:DIR`, `openai:MODEL`. */
+  readonly name: string;
+  /** Context window in tokens, or null when unbounded (scripted policies). */
+  readonly contextLength: number | null;
+  complete(request: PolicyRequest): Promise<Completion[]>;
+  /** Prompt length in tokens of these messages, for the per-episode context budget. */
+  countTokens?(messages: Message[], tools: ToolSpec[]): number;
+  /** The exact action distribution at a decision, for policies that have one (exact evaluation). */
+  distribution?(view: DecisionView): ActionDistribution;
+  close?(): Promise<void>;
+}
