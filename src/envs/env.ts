@@ -2,6 +2,7 @@
 import type { z } from 'zod';
 import type { ToolCall, ToolSpec } from '../core/messages.ts';
 import type { RewardParts } from '../core/trajectory.ts';
+import type { RewardConfig } from '../rewards/reward.ts';
 
 /**
  * `outcome`: the reward of a decision is only known by playing on (apply the episode's return).
@@ -93,6 +94,8 @@ export interface EnvSpec<O extends Record<string, unknown> = Record<string, unkn
   create(options: O): Env;
   /** The system prompt's description of the task (tools are described by the agent loop). */
   instructions(options: O): string;
+  /** Reward functions over the turn text and the composite's weights (e.g. market's format and reasoning parts). */
+  rewards?(options: O): RewardConfig;
   /** Exact expected returns, where the env can compute them. */
   exact?: {
     optimalReturn?(options: O): number;
