@@ -34,7 +34,7 @@ export interface Turn {
   observation: string;
   /** Every LLM call made during this turn (retries after an invalid action and informational rounds included). */
   calls: LlmCall[];
-  /** The action call(s) that stepped the env, when one parsed. */
+  /** The action call(s) that stepped the env, when one parsed; with `invalid`, the call the env refused (if any). */
   actions: ToolCall[];
   informational: InformationalCall[];
   /** Set when the final answer of the turn could not be parsed into a legal action. */

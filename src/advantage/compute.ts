@@ -1,0 +1,80 @@
+/**
+ * The trainer's one call: an estimator over scored groups, then optional zero-variance dropping,
+ * whitening and clipping, and the stats to log. Config is plain JSON, e.g.
+ *   { estimator: 'grpo', scale: 'group', dropZeroVariance: true }
+ *   { estimator: 'gae', gamma: 1, lambda: 0.95, whiten: true, clip: 5 }
+ * Dense decision groups are a different unit (samples of one decision): see dense.ts.
+ */
+import { z } from 'zod';
+import { gaeAdvantages, gaeOptionsSchema, type TurnValues } from './gae.ts';
+import { grpoAdvantages, grpoOptionsSchema } from './grpo.ts';
+import { advantageStats, clip, dropZeroVarianceGroups, whiten, type AdvantageStats } from './normalize.ts';
+import { outcomeAdvantages, outcomeOptionsSchema } from './outcome.ts';
+import { rlooAdvantages } from './rloo.ts';
+import type { ScoredGroup, TrajectoryAdvantages } from './types.ts';
+import { checkScoredGroups, parseOptions } from './validate.ts';
+
+const postprocess = {
+  /** Drop groups whose rewards are all equal (or that have one sample) before estimating. */
+  dropZeroVariance: z.boolean().default(false),
+  /** Whiten every turn's advantage across the batch. */
+  whiten: z.boolean().default(false),
+  whitenEpsilon: z.number().min(0).default(1e-8),
+  /** Clamp advantages to [−clip, clip] after whitening; null: no clipping. */
+  clip: z.number().positive('must be > 0 (or null for no clipping)').nullable().default(null),
+};
+
+export const advantageConfigSchema = z.discriminatedUnion('estimator', [
+  grpoOptionsSchema.extend({ estimator: z.literal('grpo'), ...postprocess }),
+  z.strictObject({ estimator: z.literal('rloo'), ...postprocess }),
+  gaeOptionsSchema.extend({ estimator: z.literal('gae'), ...postprocess }),
+  outcomeOptionsSchema.extend({ estimator: z.literal('outcome'), ...postprocess }),
+]);
+export type AdvantageConfig = z.input<typeof advantageConfigSchema>;
+
+export interface AdvantageResult {
+  /** One entry per trajectory of the groups kept, in input order. */
+  advantages: TrajectoryAdvantages[];
+  /** Ids of the zero-variance groups dropped (empty unless `dropZeroVariance`). */
+  dropped: string[];
+  stats: AdvantageStats;
+}
+
+/** `values` (a value head's estimates per trajectory) are for the gae estimator only. */
+export function computeAdvantages(
+  groups: readonly ScoredGroup[],
+  config: AdvantageConfig,
+  values?: TurnValues,
+): AdvantageResult {
+  const c = parseOptions(advantageConfigSchema, config, 'advantage');
+  checkScoredGroups(groups);
+  if (values && c.estimator !== 'gae') {
+    throw new Error(`advantage: values are only used by the gae estimator, not ${c.estimator}`);
+  }
+  const { kept, dropped } = c.dropZeroVariance ? dropZeroVarianceGroups(groups) : { kept: [...groups], dropped: [] };
+
+  let advantages: TrajectoryAdvantages[];
+  switch (c.estimator) {
+    case 'grpo':
+      advantages = grpoAdvantages(kept, { scale: c.scale, epsilon: c.epsilon, std: c.std });
+      break;
+    case 'rloo':
+      advantages = rlooAdvantages(kept);
+      break;
+    case 'gae':
+      advantages = gaeAdvantages(kept, { gamma: c.gamma, lambda: c.lambda }, values);
+      break;
+    case 'outcome':
+      advantages = outcomeAdvantages(kept, { epsilon: c.epsilon, std: c.std });
+      break;
+  }
+  if (c.whiten) advantages = whiten(advantages, c.whitenEpsilon);
+  if (c.clip !== null) advantages = clip(advantages, c.clip);
+
+  const stats = advantageStats(
+    advantages.flatMap((a) => a.turnAdvantages),
+    groups,
+    dropped,
+  );
+  return { advantages, dropped, stats };
+}

@@ -1,0 +1,35 @@
+/** From recorded trajectories (src/core/trajectory.ts) to the estimators' plain input. */
+import type { Trajectory } from '../core/trajectory.ts';
+import type { ScoredGroup } from './types.ts';
+
+/**
+ * One ScoredGroup per `groupId` (a trajectory without one forms its own group, keyed by its id),
+ * groups in order of first appearance, samples in `sample` order. Turn rewards are the turns'
+ * rewards; any part of the trajectory's reward not earned by a turn (a judge or rubric that
+ * scores the whole episode) is added to the last turn, when the episode ends and it is known,
+ * so Σ turnRewards = reward. Which trajectories to train on (e.g. not `failed` ones) is the
+ * caller's choice.
+ */
+export function scoredGroupsFromTrajectories(trajectories: readonly Trajectory[]): ScoredGroup[] {
+  const byGroup = new Map<string, Trajectory[]>();
+  for (const t of trajectories) {
+    const key = t.groupId ?? t.id;
+    const members = byGroup.get(key);
+    if (members) members.push(t);
+    else byGroup.set(key, [t]);
+  }
+  return [...byGroup].map(([groupId, members]) => ({
+    groupId,
+    samples: [...members]
+      .sort((a, b) => a.sample - b.sample)
+      .map((t) => ({ trajectoryId: t.id, reward: t.reward, turnRewards: turnRewardsWithResidual(t) })),
+  }));
+}
+
+function turnRewardsWithResidual(t: Trajectory): number[] {
+  const rewards = t.turns.map((turn) => turn.reward);
+  if (rewards.length === 0) return rewards;
+  const residual = t.reward - rewards.reduce((a, b) => a + b, 0);
+  rewards[rewards.length - 1] += residual;
+  return rewards;
+}

@@ -1,0 +1,35 @@
+/**
+ * The plain data advantage estimators read and write. Built from recorded trajectories by
+ * `scoredGroupsFromTrajectories` (from-trajectories.ts), or by hand in tests.
+ */
+
+/** One trajectory as the estimators see it: an id, its total reward, and the reward of each turn. */
+export interface ScoredSample {
+  trajectoryId: string;
+  /** The episode's total reward: what GRPO, RLOO and outcome advantages compare. */
+  reward: number;
+  /**
+   * Reward of each turn, in order; its length is the episode's number of turns. GAE credits
+   * these; the outcome estimators only use the length. Absent: a one-turn episode whose
+   * single turn earned `reward`.
+   */
+  turnRewards?: number[];
+}
+
+/** The samples of one task (same env and seed), G rollouts from the same start. */
+export interface ScoredGroup {
+  groupId: string;
+  samples: ScoredSample[];
+}
+
+/** The estimators' output for one trajectory: every token of turn k's completion gets `turnAdvantages[k]`. */
+export interface TrajectoryAdvantages {
+  trajectoryId: string;
+  groupId: string;
+  turnAdvantages: number[];
+}
+
+/** The turn rewards of a sample, with the one-turn default applied. */
+export function turnRewardsOf(sample: ScoredSample): number[] {
+  return sample.turnRewards ?? [sample.reward];
+}

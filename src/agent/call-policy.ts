@@ -1,0 +1,62 @@
+/** One policy call with an optional per-call timeout, enforced even when the policy ignores its signal. */
+import type { Completion } from '../core/completion.ts';
+import type { Policy, PolicyRequest } from '../policy/policy.ts';
+
+export type PolicyCallResult =
+  | { kind: 'completion'; completion: Completion; latencyMs: number }
+  | { kind: 'timeout'; latencyMs: number };
+
+/** Thrown when the policy broke its contract or failed; the episode records it as failed. */
+export class PolicyFailure extends Error {}
+
+export async function callPolicy(
+  policy: Policy,
+  request: PolicyRequest,
+  timeoutMs: number | undefined,
+  outer: AbortSignal | undefined,
+): Promise<PolicyCallResult> {
+  const start = performance.now();
+  // No timer and no signal unless asked for: this is the hot path of scripted rollouts.
+  const timeout = timeoutMs && timeoutMs > 0 ? AbortSignal.timeout(timeoutMs) : undefined;
+  const signal = timeout && outer ? AbortSignal.any([timeout, outer]) : (timeout ?? outer);
+  let completions: Completion[];
+  try {
+    if (signal) {
+      request.signal = signal;
+      completions = await untilAborted(policy.complete(request), signal);
+    } else {
+      completions = await policy.complete(request);
+    }
+  } catch (error) {
+    if (timeout?.aborted) return { kind: 'timeout', latencyMs: performance.now() - start };
+    if (outer?.aborted) throw new PolicyFailure('aborted');
+    throw new PolicyFailure(`policy '${policy.name}' failed: ${errorText(error)}`);
+  }
+  const completion = Array.isArray(completions) ? completions[0] : undefined;
+  if (!completion || typeof completion.text !== 'string' || typeof completion.finishReason !== 'string') {
+    throw new PolicyFailure(`policy '${policy.name}' returned no completion with a text and a finishReason`);
+  }
+  return { kind: 'completion', completion, latencyMs: performance.now() - start };
+}
+
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+export function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

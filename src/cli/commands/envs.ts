@@ -1,0 +1,20 @@
+import { listEnvs } from '../../envs/registry.ts';
+import { makeOutput, table } from '../output.ts';
+
+export function envsCommand(opts: { json?: boolean }): void {
+  const out = makeOutput(!!opts.json);
+  const envs = listEnvs().map((spec) => {
+    const defaults = spec.options.safeParse({});
+    return {
+      name: spec.name,
+      kind: spec.kind,
+      description: spec.description,
+      defaultOptions: defaults.success ? defaults.data : null,
+      exact: { optimalReturn: !!spec.exact?.optimalReturn, policyReturn: !!spec.exact?.policyReturn },
+    };
+  });
+  out.line(table(['env', 'kind', 'description'], envs.map((e) => [e.name, e.kind, e.description])));
+  out.line();
+  out.line('Options: --env-opt key=value (see each env\'s defaults with --json). A user env: --env ./path/to/my-env.ts');
+  out.result({ envs });
+}

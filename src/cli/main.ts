@@ -1,0 +1,27 @@
+/** The `spindle` command: a thin layer over the library's functions. */
+import { Command, CommanderError } from 'commander';
+import { UsageError } from '../core/errors.ts';
+import { registerCommands } from './commands/index.ts';
+
+const program = new Command()
+  .name('spindle')
+  .description('Reinforcement learning for LLM agents in multi-turn environments')
+  .showHelpAfterError()
+  .exitOverride();
+
+registerCommands(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  if (err instanceof CommanderError) {
+    // Help and version exit 0; any other commander error is a usage error.
+    process.exitCode = err.exitCode === 0 ? 0 : 2;
+  } else if (err instanceof UsageError) {
+    process.stderr.write(`spindle: ${err.message}\n`);
+    process.exitCode = 2;
+  } else {
+    process.stderr.write(`spindle: ${(err as Error)?.stack ?? String(err)}\n`);
+    process.exitCode = 1;
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * The `tokenizer.json` of a byte-level BPE tokenizer, in the layout Hugging Face tokenizers writes
+ * (Qwen2/Qwen3 use the same pipeline): Split by Qwen's regex, ByteLevel without its own regex,
+ * BPE with vocab + merges, ByteLevel decoder. No normaliser, so every string round trips exactly.
+ */
+import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
+import { BYTE_TO_CHAR } from './byte-level.ts';
+
+/**
+ * Qwen2/Qwen3's pre-tokenizer regex: contractions, words with one leading non-letter, single digits
+ * (numbers split digit by digit), punctuation runs, newlines, spaces.
+ */
+export const QWEN_SPLIT_REGEX =
+  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
+export interface AddedTokenSpec {
+  content: string;
+  /** Special tokens are dropped by decode with skipSpecialTokens (`<|im_end|>`); `<think>` is not special. */
+  special: boolean;
+}
+
+export interface ByteLevelBpeModel {
+  /** Token strings over the byte-level alphabet, by id (the first 256 are the bytes 0..255). */
+  tokens: string[];
+  merges: [string, string][];
+}
+
+const BYTE_LEVEL = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false };
+
+function preTokenizerConfig(): Record<string, unknown> {
+  return {
+    type: 'Sequence',
+    pretokenizers: [
+      { type: 'Split', pattern: { Regex: QWEN_SPLIT_REGEX }, behavior: 'Isolated', invert: false },
+      BYTE_LEVEL,
+    ],
+  };
+}
+
+/** The full tokenizer.json object; added tokens take the ids after the model's tokens. */
+export function byteLevelBpeTokenizerJson(model: ByteLevelBpeModel, added: readonly AddedTokenSpec[]): Record<string, unknown> {
+  const vocab: Record<string, number> = {};
+  model.tokens.forEach((token, id) => (vocab[token] = id));
+  return {
+    version: '1.0',
+    truncation: null,
+    padding: null,
+    added_tokens: added.map((token, i) => ({
+      id: model.tokens.length + i,
+      content: token.content,
+      single_word: false,
+      lstrip: false,
+      rstrip: false,
+      normalized: false,
+      special: token.special,
+    })),
+    normalizer: null,
+    pre_tokenizer: preTokenizerConfig(),
+    post_processor: { ...BYTE_LEVEL },
+    decoder: { ...BYTE_LEVEL },
+    model: {
+      type: 'BPE',
+      dropout: null,
+      unk_token: null,
+      continuing_subword_prefix: '',
+      end_of_word_suffix: '',
+      fuse_unk: false,
+      byte_fallback: false,
+      ignore_merges: false,
+      vocab,
+      merges: model.merges.map(([a, b]) => [a, b]),
+    },
+  };
+}
+
+/**
+ * Splits text into byte-level pre-tokens exactly as the loaded tokenizer will (same library, same
+ * config), with added tokens cut out first so they never take part in merges.
+ */
+export function byteLevelPreTokenizer(added: readonly AddedTokenSpec[]): (text: string) => string[] {
+  const skeleton = new HfTokenizer(byteLevelBpeTokenizerJson({ tokens: [...BYTE_TO_CHAR], merges: [] }, []), {});
+  const pre = skeleton.pre_tokenizer;
+  if (!pre) throw new Error('byte-level tokenizer has no pre-tokenizer');
+  const escaped = added.map((t) => t.content.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  const splitter = escaped.length ? new RegExp(escaped.sort((a, b) => b.length - a.length).join('|'), 'g') : null;
+  return (text: string) => {
+    const pieces = splitter ? text.split(splitter) : [text];
+    return pieces.flatMap((piece) => (piece.length ? pre.pre_tokenize(piece) : []));
+  };
+}

@@ -1,0 +1,179 @@
+/**
+ * Many episodes at once: G samples per seed (a Group), a concurrency limit, progress events, and a
+ * summary. Every episode gets its own env instance; a failing episode is recorded with its reason
+ * and never stops the others. Results are ordered by (seed, sample), so they do not depend on the
+ * concurrency or on which episode finished first.
+ */
+import { UsageError } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
+import type { Group, Trajectory } from '../core/trajectory.ts';
+import { runEpisode } from '../agent/episode.ts';
+import { resolveEpisodeSettings, type episodeSettingsSchema } from '../agent/episode-settings.ts';
+import type { EnvSpec } from '../envs/env.ts';
+import type { Policy } from '../policy/policy.ts';
+import type { RewardConfig } from '../rewards/reward.ts';
+import type { z } from 'zod';
+import { checkTrajectoryQuality } from './quality.ts';
+import { summarizeRollouts, type RolloutSummary } from './summary.ts';
+
+export interface RolloutProgress {
+  total: number;
+  started: number;
+  /** Episodes that ended, failed ones included. */
+  finished: number;
+  failed: number;
+  turns: number;
+  elapsedMs: number;
+  episodesPerSec: number;
+  turnsPerSec: number;
+}
+
+export type RolloutEvent =
+  | { type: 'episode_started'; seed: number; sample: number; progress: RolloutProgress }
+  | { type: 'episode_finished'; trajectory: Trajectory; progress: RolloutProgress };
+
+export interface RolloutRequest<O extends Record<string, unknown> = Record<string, unknown>> {
+  spec: EnvSpec<O>;
+  /** Validated env options (resolveEnvOptions). */
+  options: O;
+  policy: Policy;
+  /** The tasks; or `count` seeds from `baseSeed` (baseSeed, baseSeed + 1, ...). */
+  seeds?: readonly number[];
+  count?: number;
+  baseSeed?: number;
+  /** Samples per seed (G), forming one Group per seed (default 1). */
+  groupSize?: number;
+  /** Episodes in flight at once (default 8). */
+  concurrency?: number;
+  /** Episode settings (max turns, sampling, timeouts); defaults filled and checked. */
+  episode?: z.input<typeof episodeSettingsSchema>;
+  /** Reward functions and weights; default: the env's own (spec.rewards). */
+  rewards?: RewardConfig;
+  runId?: string | null;
+  /** Quality threshold: episodes with fewer turns are flagged (default 1). */
+  minTurns?: number;
+  signal?: AbortSignal;
+  onEvent?: (event: RolloutEvent) => void;
+  /** Called as each episode ends (e.g. to store it); awaited, and an error from it stops the run. */
+  onTrajectory?: (trajectory: Trajectory) => void | Promise<void>;
+}
+
+export interface RolloutResult {
+  /** Ordered by seed, then sample. */
+  trajectories: Trajectory[];
+  groups: Group[];
+  summary: RolloutSummary;
+}
+
+/** How often a run of synchronous episodes hands the event loop back (timers, signals, I/O). */
+const YIELD_EVERY_MS = 25;
+
+function positiveInt(value: number | undefined, fallback: number, field: string): number {
+  const v = value ?? fallback;
+  if (!Number.isSafeInteger(v) || v < 1) throw new UsageError(`${field} must be a positive integer, got ${value}`);
+  return v;
+}
+
+export function rolloutSeeds(request: Pick<RolloutRequest, 'seeds' | 'count' | 'baseSeed'>): number[] {
+  if (request.seeds) {
+    for (const seed of request.seeds) {
+      if (!Number.isSafeInteger(seed) || seed < 0) throw new UsageError(`seeds must be non-negative integers, got ${seed}`);
+    }
+    return [...request.seeds];
+  }
+  const count = request.count ?? 0;
+  if (!Number.isSafeInteger(count) || count < 1) throw new UsageError(`episode count must be a positive integer, got ${request.count}`);
+  const base = request.baseSeed ?? 0;
+  if (!Number.isSafeInteger(base) || base < 0 || !Number.isSafeInteger(base + count)) {
+    throw new UsageError(`base seed must be a non-negative integer, got ${request.baseSeed}`);
+  }
+  return Array.from({ length: count }, (_, i) => base + i);
+}
+
+export async function runRollouts<O extends Record<string, unknown>>(request: RolloutRequest<O>): Promise<RolloutResult> {
+  const { spec, options, policy } = request;
+  const seeds = rolloutSeeds(request);
+  const groupSize = positiveInt(request.groupSize, 1, 'group size');
+  const concurrency = positiveInt(request.concurrency, 8, 'concurrency');
+  const settings = resolveEpisodeSettings(request.episode);
+  const rewards = request.rewards ?? spec.rewards?.(options);
+  const instructions = spec.instructions(options);
+  const runId = request.runId ?? null;
+
+  const groups: Group[] = seeds.map((seed) => ({
+    id: newId('grp'),
+    runId,
+    env: spec.name,
+    seed,
+    trajectoryIds: Array.from({ length: groupSize }, () => newId('traj')),
+  }));
+  const total = seeds.length * groupSize;
+  const trajectories = new Array<Trajectory>(total);
+  const start = performance.now();
+  const progress = { total, started: 0, finished: 0, failed: 0, turns: 0 };
+  const snapshot = (): RolloutProgress => {
+    const elapsedMs = performance.now() - start;
+    const seconds = elapsedMs / 1000;
+    return {
+      ...progress,
+      elapsedMs,
+      episodesPerSec: seconds > 0 ? progress.finished / seconds : 0,
+      turnsPerSec: seconds > 0 ? progress.turns / seconds : 0,
+    };
+  };
+
+  let cursor = 0;
+  let stopError: unknown = null;
+  let lastYield = start;
+  const worker = async (): Promise<void> => {
+    while (cursor < total && stopError === null && !request.signal?.aborted) {
+      const job = cursor++;
+      const group = groups[Math.floor(job / groupSize)];
+      const sample = job % groupSize;
+      progress.started++;
+      request.onEvent?.({ type: 'episode_started', seed: group.seed, sample, progress: snapshot() });
+      const trajectory = await runEpisode({
+        ...settings,
+        rewards,
+        signal: request.signal,
+        env: () => spec.create(options),
+        envName: spec.name,
+        instructions,
+        policy,
+        seed: group.seed,
+        sample,
+        id: group.trajectoryIds[sample],
+        runId,
+        groupId: group.id,
+      });
+      trajectory.quality = checkTrajectoryQuality(trajectory, { minTurns: request.minTurns });
+      trajectories[job] = trajectory;
+      progress.finished++;
+      progress.turns += trajectory.turns.length;
+      if (trajectory.status === 'failed') progress.failed++;
+      request.onEvent?.({ type: 'episode_finished', trajectory, progress: snapshot() });
+      try {
+        await request.onTrajectory?.(trajectory);
+      } catch (error) {
+        stopError ??= error;
+      }
+      if (performance.now() - lastYield > YIELD_EVERY_MS) {
+        lastYield = performance.now();
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, total) }, worker));
+  if (stopError !== null) throw stopError;
+  const elapsedMs = performance.now() - start;
+  if (progress.started < total) {
+    // Aborted: keep what ran, and the groups' ids of episodes that ran.
+    const ran = trajectories.filter((t) => t !== undefined);
+    const ids = new Set(ran.map((t) => t.id));
+    const kept = groups
+      .map((g) => ({ ...g, trajectoryIds: g.trajectoryIds.filter((id) => ids.has(id)) }))
+      .filter((g) => g.trajectoryIds.length > 0);
+    return { trajectories: ran, groups: kept, summary: summarizeRollouts(ran, total, elapsedMs) };
+  }
+  return { trajectories, groups, summary: summarizeRollouts(trajectories, total, elapsedMs) };
+}
