@@ -17,8 +17,15 @@ export async function callPolicy(
 ): Promise<PolicyCallResult> {
   const start = performance.now();
   // No timer and no signal unless asked for: this is the hot path of scripted rollouts.
-  const timeout = timeoutMs && timeoutMs > 0 ? AbortSignal.timeout(timeoutMs) : undefined;
-  const signal = timeout && outer ? AbortSignal.any([timeout, outer]) : (timeout ?? outer);
+  // A ref'd timer (not AbortSignal.timeout's unref'd one) so a hung policy cannot let the process exit early.
+  let timer: NodeJS.Timeout | undefined;
+  let timeout: AbortController | undefined;
+  if (timeoutMs && timeoutMs > 0) {
+    const controller = new AbortController();
+    timer = setTimeout(() => controller.abort(new DOMException(`timed out after ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
+    timeout = controller;
+  }
+  const signal = timeout && outer ? AbortSignal.any([timeout.signal, outer]) : (timeout?.signal ?? outer);
   let completions: Completion[];
   try {
     if (signal) {
@@ -28,9 +35,11 @@ export async function callPolicy(
       completions = await policy.complete(request);
     }
   } catch (error) {
-    if (timeout?.aborted) return { kind: 'timeout', latencyMs: performance.now() - start };
+    if (timeout?.signal.aborted) return { kind: 'timeout', latencyMs: performance.now() - start };
     if (outer?.aborted) throw new PolicyFailure('aborted');
     throw new PolicyFailure(`policy '${policy.name}' failed: ${errorText(error)}`);
+  } finally {
+    clearTimeout(timer);
   }
   const completion = Array.isArray(completions) ? completions[0] : undefined;
   if (!completion || typeof completion.text !== 'string' || typeof completion.finishReason !== 'string') {

@@ -5,18 +5,23 @@
  *
  * A turn is one decision. Within it the policy may be called several times: after informational
  * calls (answered by env.inform, up to maxInformationalCalls) and, with the env's `retry` rule,
- * after an invalid answer (up to maxRetries). An answer must carry exactly one action call.
+ * after an invalid answer (up to maxRetries). An answer carries at most one action call; one with
+ * only informational calls is answered and the policy is asked again. Prompts follow the scheme in
+ * prompt.ts. Env outputs are checked with envResetSchema / envStepSchema; the checked objects
+ * themselves are recorded, so an env must not change them in place afterwards.
  */
 import type { Completion } from '../core/completion.ts';
-import { newId, nowIso } from '../core/ids.ts';
+import { newId } from '../core/ids.ts';
 import type { Message, ToolCall, ToolSpec } from '../core/messages.ts';
 import { Rng } from '../core/random.ts';
 import { describeZodError, envResetSchema, envStepSchema } from '../core/schemas.ts';
 import type { ParseErrorKind, Trajectory, TrajectoryStatus, Turn } from '../core/trajectory.ts';
-import type { Env } from '../envs/env.ts';
+import type { Env, EnvReset, EnvStep } from '../envs/env.ts';
 import type { Policy, PolicyRequest } from '../policy/policy.ts';
 import { callPolicy, errorText } from './call-policy.ts';
+import { isoNow } from './iso-now.ts';
 import type { EpisodeSettings } from './episode-settings.ts';
+import { episodeMetrics, newCounts } from './episode-metrics.ts';
 import { episodeOutcome } from './outcome.ts';
 import { parseCompletion } from './parse-tool-calls.ts';
 import {
@@ -24,7 +29,7 @@ import {
   invalidAnswerText,
   observationMessage,
   systemMessage,
-  systemPrompt,
+  cachedSystemPrompt,
   toolResultMessage,
 } from './prompt.ts';
 import { envRewardParts, INVALID_ACTION_PART, scoreTurn } from './turn-rewards.ts';
@@ -96,7 +101,7 @@ function isThenable<T>(value: T | Promise<T>): value is Promise<T> {
 }
 
 class Episode {
-  private readonly startedAt = nowIso();
+  private readonly startedAt = isoNow();
   private readonly messages: Message[] = [];
   private readonly turns: Turn[] = [];
   private tools: ToolSpec[] = [];
@@ -108,19 +113,7 @@ class Episode {
   private readonly seeds: Rng;
   private readonly contextLimit: number;
   private readonly policyVersions: number[] = [];
-  private readonly counts = {
-    llmCalls: 0,
-    invalidActions: 0,
-    retries: 0,
-    informationalCalls: 0,
-    lengthFinishes: 0,
-    timeouts: 0,
-    promptTokens: 0,
-    completionTokens: 0,
-    policyMs: 0,
-    envMs: 0,
-  };
-  private tokensKnown = true;
+  private readonly counts = newCounts();
   private env!: Env;
 
   constructor(private readonly input: EpisodeInput) {
@@ -132,19 +125,21 @@ class Episode {
     const env = typeof this.input.env === 'function' ? this.createEnv(this.input.env) : this.input.env;
     this.env = env;
     const rawReset = await this.envCall('reset', null, () => env.reset(this.input.seed));
-    const reset = envResetSchema.safeParse(rawReset);
-    if (!reset.success) throw new EpisodeFailure(`env.reset returned an invalid value: ${describeZodError(reset.error)}`);
-    this.tools = reset.data.tools;
+    const check = envResetSchema.safeParse(rawReset);
+    if (!check.success) throw new EpisodeFailure(`env.reset returned an invalid value: ${describeZodError(check.error)}`);
+    // The checked value itself, not zod's copy: tools keep their identity (shared by every recorded call).
+    const reset = rawReset as EnvReset;
+    this.tools = reset.tools;
     const informational = this.tools.filter((tool) => tool.informational).map((tool) => tool.name);
     if (informational.length > 0 && typeof env.inform !== 'function') {
       throw new EpisodeFailure(`the env offers informational tools (${informational.join(', ')}) but has no inform() method`);
     }
     this.informationalNames = new Set(informational);
-    this.messages.push(systemMessage(systemPrompt(this.input.instructions, this.tools)));
-    this.messages.push(observationMessage(reset.data.observation));
+    this.messages.push(systemMessage(cachedSystemPrompt(this.input.instructions, this.tools)));
+    this.messages.push(observationMessage(reset.observation));
 
     const maxTurns = Math.min(this.input.maxTurns, env.maxTurns ?? Infinity);
-    let observation = reset.data.observation;
+    let observation = reset.observation;
     while (!this.ended) {
       if (this.turns.length >= maxTurns) {
         this.end('truncated', `max turns (${maxTurns}) reached`);
@@ -291,7 +286,7 @@ class Episode {
       this.counts.promptTokens += completion.promptTokenIds.length;
       this.counts.completionTokens += completion.completionTokenIds.length;
     } else {
-      this.tokensKnown = false;
+      this.counts.tokensKnown = false;
     }
     const version = completion.policyVersion;
     if (typeof version === 'number' && !this.policyVersions.includes(version)) this.policyVersions.push(version);
@@ -331,9 +326,9 @@ class Episode {
   private async step(turn: Turn, action: ToolCall): Promise<void> {
     const env = this.env;
     const raw = await this.envCall('step', turn, () => env.step({ name: action.name, arguments: action.arguments }));
-    const parsed = envStepSchema.safeParse(raw);
-    if (!parsed.success) throw new EpisodeFailure(`env.step returned an invalid value: ${describeZodError(parsed.error)}`);
-    const step = parsed.data;
+    const check = envStepSchema.safeParse(raw);
+    if (!check.success) throw new EpisodeFailure(`env.step returned an invalid value: ${describeZodError(check.error)}`);
+    const step = raw as EnvStep;
     const parts = envRewardParts(step.reward, step.rewardParts);
     if (typeof parts === 'string') throw new EpisodeFailure(`env.step returned an invalid value: ${parts}`);
     turn.actions.push(action);
@@ -368,28 +363,10 @@ class Episode {
     const { input, counts, turns } = this;
     // A turn that ended before its first call (context budget) holds nothing.
     if (turns.length > 0 && turns[turns.length - 1].calls.length === 0) turns.pop();
-    const metrics: Record<string, number> = {
-      turns: turns.length,
-      llmCalls: counts.llmCalls,
-      invalidActions: counts.invalidActions,
-      retries: counts.retries,
-      informationalCalls: counts.informationalCalls,
-      lengthFinishes: counts.lengthFinishes,
-      timeouts: counts.timeouts,
-      policyMs: counts.policyMs,
-      envMs: counts.envMs,
-    };
-    if (this.tokensKnown && counts.llmCalls > counts.timeouts) {
-      metrics.promptTokens = counts.promptTokens;
-      metrics.completionTokens = counts.completionTokens;
-    }
-    if (this.status !== 'failed') {
-      const last = turns.at(-1);
-      const outcome = episodeOutcome(last && last.actions.length > 0 ? last.info : undefined, this.envReturn);
-      metrics.win = outcome === 'win' ? 1 : 0;
-      metrics.loss = outcome === 'loss' ? 1 : 0;
-      metrics.draw = outcome === 'draw' ? 1 : 0;
-    }
+    const last = turns.at(-1);
+    const outcome =
+      this.status === 'failed' ? null : episodeOutcome(last && !last.invalid ? last.info : undefined, this.envReturn);
+    const metrics = episodeMetrics(counts, turns.length, outcome);
     let reward = 0;
     const rewardParts: Record<string, number> = {};
     for (const turn of turns) {
@@ -415,7 +392,7 @@ class Episode {
       policyVersions: this.policyVersions,
       quality: [],
       startedAt: this.startedAt,
-      finishedAt: nowIso(),
+      finishedAt: isoNow(),
     };
   }
 }

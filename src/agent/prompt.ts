@@ -27,6 +27,21 @@ export function systemPrompt(instructions: string, tools: readonly ToolSpec[]): 
   return `${instructions.trim()}\n\n<tools>\n${lines.join('\n')}\n</tools>\n${FORMAT}${note}`;
 }
 
+const promptCache = new WeakMap<readonly ToolSpec[], { instructions: string; prompt: string }>();
+
+/**
+ * systemPrompt, remembered per tools array: envs return the same array every reset, and rendering
+ * the schemas is a visible share of a scripted rollout. Tool specs an env has returned must not be
+ * changed in place afterwards (recorded calls share them too).
+ */
+export function cachedSystemPrompt(instructions: string, tools: readonly ToolSpec[]): string {
+  const hit = promptCache.get(tools);
+  if (hit && hit.instructions === instructions) return hit.prompt;
+  const prompt = systemPrompt(instructions, tools);
+  promptCache.set(tools, { instructions, prompt });
+  return prompt;
+}
+
 export function systemMessage(content: string): Message {
   return { role: 'system', content };
 }

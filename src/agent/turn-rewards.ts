@@ -14,7 +14,7 @@ export function scoreTurn(turn: Turn, rewards: RewardConfig | undefined): void {
     if (rewards && rewards.fns.length > 0) turn.rewardParts = turnRewardParts(turn, rewards.fns);
     turn.reward = combineRewardParts(turn.rewardParts, rewards?.weights);
   } catch (error) {
-    throw new Error(`scoring turn ${turn.index} failed: ${(error as Error)?.message ?? String(error)}`);
+    throw new Error(`scoring turn ${turn.index} failed: ${(error as Error)?.message ?? String(error)}`, { cause: error });
   }
 }
 

@@ -11,6 +11,12 @@ const program = new Command()
 
 registerCommands(program);
 
+// `spindle runs | head`: a closed pipe ends the output, not the process with a stack trace.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw err;
+});
+
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
@@ -21,7 +27,9 @@ try {
     process.stderr.write(`spindle: ${err.message}\n`);
     process.exitCode = 2;
   } else {
-    process.stderr.write(`spindle: ${(err as Error)?.stack ?? String(err)}\n`);
+    // Set SPINDLE_DEBUG=1 for the stack trace.
+    const detail = process.env.SPINDLE_DEBUG ? (err as Error)?.stack : (err as Error)?.message;
+    process.stderr.write(`spindle: error: ${detail ?? String(err)}\n`);
     process.exitCode = 1;
   }
 }

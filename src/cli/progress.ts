@@ -32,7 +32,7 @@ export function startProgress(label: string, total: number): Progress {
   }
   // Not a terminal (CI, a pipe): a plain line every few seconds.
   const start = Date.now();
-  let last = 0;
+  let last = start;
   const write = (done: number, extra: string) => {
     const secs = (Date.now() - start) / 1000;
     const rate = done / Math.max(1e-3, secs);

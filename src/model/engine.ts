@@ -18,6 +18,9 @@ export type EngineOptions = {
 
 export type EngineInfo = { threads: number; device: string };
 
+/** A jax-js array. Functions in src/model consume the arrays passed to them (pass `x.ref` to keep one). */
+export type Tensor = Jax.Array;
+
 function notStarted<T>(name: string): T {
   const fail = (): never => {
     throw new Error(`jax-js is not started: await initEngine() before using ${name} from src/model/engine.ts`);
@@ -35,6 +38,7 @@ export let grad: typeof Jax.grad = notStarted('grad');
 export let valueAndGrad: typeof Jax.valueAndGrad = notStarted('valueAndGrad');
 export let vjp: typeof Jax.vjp = notStarted('vjp');
 export let blockUntilReady: typeof Jax.blockUntilReady = notStarted('blockUntilReady');
+export let profiler: typeof Jax.profiler = notStarted('profiler');
 
 let started: Promise<EngineInfo> | null = null;
 let startedThreads = 0;
@@ -97,6 +101,7 @@ async function start(threads: number): Promise<EngineInfo> {
   valueAndGrad = jax.valueAndGrad;
   vjp = jax.vjp;
   blockUntilReady = jax.blockUntilReady;
+  profiler = jax.profiler;
   if (threads > 1) await checkPool(threads);
   return { threads, device: 'wasm' };
 }

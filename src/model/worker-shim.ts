@@ -27,6 +27,7 @@ export class NodeWorkerShim {
   #thread: NodeWorker | null = null;
   #queued: unknown[] = [];
   #terminated = false;
+  #awaiting = 0;
 
   constructor(url: string | URL) {
     const blob = resolveObjectURL(String(url));
@@ -37,10 +38,13 @@ export class NodeWorkerShim {
       (source) => {
         if (this.#terminated) return;
         const thread = new NodeWorker(BOOTSTRAP, { eval: true, workerData: { source } });
-        thread.unref(); // idle compute threads must not keep the process alive
-        thread.on('message', (data: unknown) => this.onmessage?.({ data }));
+        thread.on('message', (data: unknown) => {
+          this.#settle();
+          this.onmessage?.({ data });
+        });
         thread.on('error', (err: Error) => this.onerror?.({ message: err.message }));
         this.#thread = thread;
+        this.#syncRef();
         for (const message of this.#queued) thread.postMessage(message);
         this.#queued = [];
       },
@@ -49,8 +53,23 @@ export class NodeWorkerShim {
   }
 
   postMessage(message: unknown): void {
+    this.#awaiting++;
+    this.#syncRef();
     if (this.#thread) this.#thread.postMessage(message);
     else this.#queued.push(message);
+  }
+
+  // The pool's script answers every message exactly once. The thread keeps the process alive only
+  // while an answer is owed, so an idle pool never blocks exit and a busy one is never cut short.
+  #settle(): void {
+    this.#awaiting = Math.max(0, this.#awaiting - 1);
+    this.#syncRef();
+  }
+
+  #syncRef(): void {
+    if (!this.#thread) return;
+    if (this.#awaiting > 0) this.#thread.ref();
+    else this.#thread.unref();
   }
 
   terminate(): void {

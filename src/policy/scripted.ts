@@ -10,8 +10,9 @@ import type { Policy, PolicyRequest } from './policy.ts';
 
 interface ScriptedRule {
   name: string;
-  /** The action at this decision; `rng` is seeded from the request's seed. */
-  choose(view: DecisionView, rng: Rng): Action;
+  /** Whether `choose` draws from `rng` (seeded from the request's seed); deterministic rules skip making one. */
+  random?: boolean;
+  choose(view: DecisionView, rng: Rng | null): Action;
   distribution(view: DecisionView): ActionDistribution;
 }
 
@@ -43,7 +44,7 @@ function scriptedPolicy(rule: ScriptedRule): Policy {
         return Promise.reject(new Error(`policy '${rule.name}' is scripted: it needs the decision view (request.view)`));
       }
       try {
-        const rng = new Rng(request.seed ?? 0);
+        const rng = rule.random ? new Rng(request.seed ?? 0) : null;
         const n = request.n ?? 1;
         const out: Completion[] = [];
         for (let i = 0; i < n; i++) out.push(scriptedCompletion(toolCallText(rule.choose(view, rng)), rule.name));
@@ -66,9 +67,10 @@ function legalActions(view: DecisionView, policy: string): Action[] {
 export function randomPolicy(): Policy {
   return scriptedPolicy({
     name: 'random',
+    random: true,
     choose: (view, rng) => {
       const actions = legalActions(view, 'random');
-      return actions[rng.int(actions.length)];
+      return actions[rng!.int(actions.length)];
     },
     distribution: (view) => {
       const actions = legalActions(view, 'random');

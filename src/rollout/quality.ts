@@ -49,23 +49,41 @@ export interface QualityReport {
   byKind: Record<QualityKind, { issues: number; episodes: number; share: number }>;
 }
 
-/** Counts the issues already recorded on the trajectories (Trajectory.quality). */
-export function summarizeQuality(trajectories: readonly Trajectory[]): QualityReport {
-  const byKind = Object.fromEntries(QUALITY_KINDS.map((k) => [k, { issues: 0, episodes: 0, share: 0 }])) as QualityReport['byKind'];
-  let affected = 0;
-  for (const trajectory of trajectories) {
-    if (trajectory.quality.length === 0) continue;
-    affected++;
+/** Counts the issues recorded on trajectories (Trajectory.quality), one trajectory at a time. */
+export class QualityTally {
+  private episodes = 0;
+  private affected = 0;
+  private readonly issues = new Map<QualityKind, number>();
+  private readonly episodesWith = new Map<QualityKind, number>();
+
+  add(trajectory: Trajectory): void {
+    this.episodes++;
+    if (trajectory.quality.length === 0) return;
+    this.affected++;
     const seen = new Set<QualityKind>();
     for (const issue of trajectory.quality) {
-      byKind[issue.kind].issues++;
+      this.issues.set(issue.kind, (this.issues.get(issue.kind) ?? 0) + 1);
       seen.add(issue.kind);
     }
-    for (const kind of seen) byKind[kind].episodes++;
+    for (const kind of seen) this.episodesWith.set(kind, (this.episodesWith.get(kind) ?? 0) + 1);
   }
-  const n = trajectories.length;
-  for (const kind of QUALITY_KINDS) byKind[kind].share = n > 0 ? byKind[kind].episodes / n : 0;
-  return { episodes: n, affected, affectedShare: n > 0 ? affected / n : 0, byKind };
+
+  report(): QualityReport {
+    const n = this.episodes;
+    const share = (k: number) => (n > 0 ? k / n : 0);
+    const byKind = {} as QualityReport['byKind'];
+    for (const kind of QUALITY_KINDS) {
+      const episodes = this.episodesWith.get(kind) ?? 0;
+      byKind[kind] = { issues: this.issues.get(kind) ?? 0, episodes, share: share(episodes) };
+    }
+    return { episodes: n, affected: this.affected, affectedShare: share(this.affected), byKind };
+  }
+}
+
+export function summarizeQuality(trajectories: readonly Trajectory[]): QualityReport {
+  const tally = new QualityTally();
+  for (const trajectory of trajectories) tally.add(trajectory);
+  return tally.report();
 }
 
 /** The report as lines for a terminal. */

@@ -14,7 +14,7 @@ import type { Policy } from '../policy/policy.ts';
 import type { RewardConfig } from '../rewards/reward.ts';
 import type { z } from 'zod';
 import { checkTrajectoryQuality } from './quality.ts';
-import { summarizeRollouts, type RolloutSummary } from './summary.ts';
+import { RolloutTally, type RolloutSummary } from './summary.ts';
 
 export interface RolloutProgress {
   total: number;
@@ -56,10 +56,15 @@ export interface RolloutRequest<O extends Record<string, unknown> = Record<strin
   onEvent?: (event: RolloutEvent) => void;
   /** Called as each episode ends (e.g. to store it); awaited, and an error from it stops the run. */
   onTrajectory?: (trajectory: Trajectory) => void | Promise<void>;
+  /**
+   * Return the trajectories (default true). A long run that stores them through onTrajectory can
+   * say false to keep memory flat; its summary is then summed in finishing order.
+   */
+  keepTrajectories?: boolean;
 }
 
 export interface RolloutResult {
-  /** Ordered by seed, then sample. */
+  /** Ordered by seed, then sample; empty with keepTrajectories false. */
   trajectories: Trajectory[];
   groups: Group[];
   summary: RolloutSummary;
@@ -99,6 +104,8 @@ export async function runRollouts<O extends Record<string, unknown>>(request: Ro
   const rewards = request.rewards ?? spec.rewards?.(options);
   const instructions = spec.instructions(options);
   const runId = request.runId ?? null;
+  const keep = request.keepTrajectories ?? true;
+  const tally = new RolloutTally();
 
   const groups: Group[] = seeds.map((seed) => ({
     id: newId('grp'),
@@ -109,6 +116,7 @@ export async function runRollouts<O extends Record<string, unknown>>(request: Ro
   }));
   const total = seeds.length * groupSize;
   const trajectories = new Array<Trajectory>(total);
+  const finishedJobs = new Uint8Array(total);
   const start = performance.now();
   const progress = { total, started: 0, finished: 0, failed: 0, turns: 0 };
   const snapshot = (): RolloutProgress => {
@@ -132,8 +140,17 @@ export async function runRollouts<O extends Record<string, unknown>>(request: Ro
       const sample = job % groupSize;
       progress.started++;
       request.onEvent?.({ type: 'episode_started', seed: group.seed, sample, progress: snapshot() });
+      // Listed field by field: a spread of the settings object would give every episode a slow, dictionary-mode input.
       const trajectory = await runEpisode({
-        ...settings,
+        maxTurns: settings.maxTurns,
+        maxTokens: settings.maxTokens,
+        temperature: settings.temperature,
+        topP: settings.topP,
+        topK: settings.topK,
+        stop: settings.stop,
+        callTimeoutMs: settings.callTimeoutMs,
+        maxInformationalCalls: settings.maxInformationalCalls,
+        contextBudget: settings.contextBudget,
         rewards,
         signal: request.signal,
         env: () => spec.create(options),
@@ -147,7 +164,9 @@ export async function runRollouts<O extends Record<string, unknown>>(request: Ro
         groupId: group.id,
       });
       trajectory.quality = checkTrajectoryQuality(trajectory, { minTurns: request.minTurns });
-      trajectories[job] = trajectory;
+      finishedJobs[job] = 1;
+      if (keep) trajectories[job] = trajectory;
+      else tally.add(trajectory);
       progress.finished++;
       progress.turns += trajectory.turns.length;
       if (trajectory.status === 'failed') progress.failed++;
@@ -166,14 +185,14 @@ export async function runRollouts<O extends Record<string, unknown>>(request: Ro
   await Promise.all(Array.from({ length: Math.min(concurrency, total) }, worker));
   if (stopError !== null) throw stopError;
   const elapsedMs = performance.now() - start;
-  if (progress.started < total) {
-    // Aborted: keep what ran, and the groups' ids of episodes that ran.
-    const ran = trajectories.filter((t) => t !== undefined);
-    const ids = new Set(ran.map((t) => t.id));
-    const kept = groups
-      .map((g) => ({ ...g, trajectoryIds: g.trajectoryIds.filter((id) => ids.has(id)) }))
-      .filter((g) => g.trajectoryIds.length > 0);
-    return { trajectories: ran, groups: kept, summary: summarizeRollouts(ran, total, elapsedMs) };
-  }
-  return { trajectories, groups, summary: summarizeRollouts(trajectories, total, elapsedMs) };
+  // Kept trajectories are summed in (seed, sample) order, so the summary is deterministic too.
+  const ran = keep ? trajectories.filter((t) => t !== undefined) : [];
+  for (const t of ran) tally.add(t);
+  const summary = tally.summary(total, elapsedMs);
+  if (progress.started === total) return { trajectories: ran, groups, summary };
+  // Aborted: keep the groups' ids of the episodes that ran.
+  const kept = groups
+    .map((g, i) => ({ ...g, trajectoryIds: g.trajectoryIds.filter((_, sample) => finishedJobs[i * groupSize + sample] === 1) }))
+    .filter((g) => g.trajectoryIds.length > 0);
+  return { trajectories: ran, groups: kept, summary };
 }

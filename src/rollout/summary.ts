@@ -1,7 +1,7 @@
 /** Headline figures of a set of rollouts: counts, reasons, return, outcome rates, invalid actions, quality. */
 import { meanCi, type MeanCi } from '../core/stats.ts';
 import type { Trajectory } from '../core/trajectory.ts';
-import { summarizeQuality, type QualityReport } from './quality.ts';
+import { QualityTally, type QualityReport } from './quality.ts';
 
 export interface RolloutSummary {
   episodes: { requested: number; finished: number; completed: number; truncated: number; failed: number };
@@ -34,62 +34,77 @@ function reasonHead(reason: string | null): string {
   return colon === -1 ? reason : reason.slice(0, colon);
 }
 
-export function summarizeRollouts(trajectories: readonly Trajectory[], requested: number, elapsedMs: number): RolloutSummary {
-  const episodes = { requested, finished: trajectories.length, completed: 0, truncated: 0, failed: 0 };
-  const failureReasons: Record<string, number> = {};
-  const truncationReasons: Record<string, number> = {};
-  const returns: number[] = [];
-  const partSums: Record<string, number> = {};
-  let invalidEndings = 0;
-  let wins = 0;
-  let losses = 0;
-  let draws = 0;
-  let turns = 0;
-  let llmCalls = 0;
-  let invalid = 0;
-  for (const t of trajectories) {
-    episodes[t.status]++;
-    turns += t.turns.length;
-    llmCalls += t.metrics.llmCalls ?? 0;
-    invalid += t.metrics.invalidActions ?? 0;
+/** Accumulates the summary one trajectory at a time, so a long run need not keep its trajectories. */
+export class RolloutTally {
+  private readonly episodes = { finished: 0, completed: 0, truncated: 0, failed: 0 };
+  private readonly failureReasons: Record<string, number> = {};
+  private readonly truncationReasons: Record<string, number> = {};
+  private readonly returns: number[] = [];
+  private readonly partSums: Record<string, number> = {};
+  private readonly quality = new QualityTally();
+  private invalidEndings = 0;
+  private wins = 0;
+  private losses = 0;
+  private draws = 0;
+  private turns = 0;
+  private llmCalls = 0;
+  private invalid = 0;
+
+  add(t: Trajectory): void {
+    this.episodes.finished++;
+    this.episodes[t.status]++;
+    this.turns += t.turns.length;
+    this.llmCalls += t.metrics.llmCalls ?? 0;
+    this.invalid += t.metrics.invalidActions ?? 0;
+    this.quality.add(t);
     if (t.status === 'failed') {
       const key = reasonHead(t.statusReason);
-      failureReasons[key] = (failureReasons[key] ?? 0) + 1;
-      continue;
+      this.failureReasons[key] = (this.failureReasons[key] ?? 0) + 1;
+      return;
     }
     if (t.status === 'truncated') {
       const key = reasonHead(t.statusReason);
-      truncationReasons[key] = (truncationReasons[key] ?? 0) + 1;
+      this.truncationReasons[key] = (this.truncationReasons[key] ?? 0) + 1;
     }
-    if (t.turns.at(-1)?.invalid) invalidEndings++;
-    returns.push(t.reward);
-    for (const key in t.rewardParts) partSums[key] = (partSums[key] ?? 0) + t.rewardParts[key];
-    wins += t.metrics.win ?? 0;
-    losses += t.metrics.loss ?? 0;
-    draws += t.metrics.draw ?? 0;
+    if (t.turns.at(-1)?.invalid) this.invalidEndings++;
+    this.returns.push(t.reward);
+    for (const key in t.rewardParts) this.partSums[key] = (this.partSums[key] ?? 0) + t.rewardParts[key];
+    this.wins += t.metrics.win ?? 0;
+    this.losses += t.metrics.loss ?? 0;
+    this.draws += t.metrics.draw ?? 0;
   }
-  const scored = returns.length;
-  const rate = (x: number) => (scored > 0 ? x / scored : NaN);
-  const meanRewardParts: Record<string, number> = {};
-  for (const key in partSums) meanRewardParts[key] = partSums[key] / scored;
-  const seconds = elapsedMs / 1000;
-  return {
-    episodes,
-    failureReasons,
-    truncationReasons,
-    invalidEndings,
-    meanReturn: meanCi(returns),
-    meanRewardParts,
-    winRate: rate(wins),
-    lossRate: rate(losses),
-    drawRate: rate(draws),
-    invalidActionRate: llmCalls > 0 ? invalid / llmCalls : 0,
-    meanTurns: trajectories.length > 0 ? turns / trajectories.length : NaN,
-    turns,
-    llmCalls,
-    elapsedMs,
-    episodesPerSec: seconds > 0 ? trajectories.length / seconds : 0,
-    turnsPerSec: seconds > 0 ? turns / seconds : 0,
-    quality: summarizeQuality(trajectories),
-  };
+
+  summary(requested: number, elapsedMs: number): RolloutSummary {
+    const scored = this.returns.length;
+    const rate = (x: number) => (scored > 0 ? x / scored : NaN);
+    const meanRewardParts: Record<string, number> = {};
+    for (const key in this.partSums) meanRewardParts[key] = this.partSums[key] / scored;
+    const seconds = elapsedMs / 1000;
+    const finished = this.episodes.finished;
+    return {
+      episodes: { requested, ...this.episodes },
+      failureReasons: { ...this.failureReasons },
+      truncationReasons: { ...this.truncationReasons },
+      invalidEndings: this.invalidEndings,
+      meanReturn: meanCi(this.returns),
+      meanRewardParts,
+      winRate: rate(this.wins),
+      lossRate: rate(this.losses),
+      drawRate: rate(this.draws),
+      invalidActionRate: this.llmCalls > 0 ? this.invalid / this.llmCalls : 0,
+      meanTurns: finished > 0 ? this.turns / finished : NaN,
+      turns: this.turns,
+      llmCalls: this.llmCalls,
+      elapsedMs,
+      episodesPerSec: seconds > 0 ? finished / seconds : 0,
+      turnsPerSec: seconds > 0 ? this.turns / seconds : 0,
+      quality: this.quality.report(),
+    };
+  }
+}
+
+export function summarizeRollouts(trajectories: readonly Trajectory[], requested: number, elapsedMs: number): RolloutSummary {
+  const tally = new RolloutTally();
+  for (const t of trajectories) tally.add(t);
+  return tally.summary(requested, elapsedMs);
 }

@@ -13,11 +13,23 @@ import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { nowIso } from '../core/ids.ts';
 import type { CheckpointRecord, Group, MetricPoint, Run, Trajectory } from '../core/trajectory.ts';
-import { CorruptRecordError, StoreInputError } from './errors.ts';
+import { StoreInputError } from './errors.ts';
 import { migrate, oldestPolicyVersion } from './migrations.ts';
 import { defaultRunsRoot, runDirIn } from './paths.ts';
-import { canonicalJson, checkInput, readJson, readRecord, toJson } from './records.ts';
+import { canonicalJson, checkInput, toJson } from './records.ts';
 import { checkpointSchema, groupSchema, metricPointSchema, runIdSchema, runSchema, trajectorySchema } from './recordSchemas.ts';
+import {
+  checkpointFromRow,
+  groupFromRow,
+  metricFromRow,
+  runFromRow,
+  trajectoryFromRow,
+  type CheckpointRow,
+  type GroupRow,
+  type MetricRow,
+  type RunRow,
+  type TrajectoryRow,
+} from './sqliteRows.ts';
 import type { MetricQuery, Page, PageQuery, RunEnd, RunQuery, Store, TrajectoryQuery } from './store.ts';
 import { checkDatabaseFile } from './sqliteFile.ts';
 
@@ -26,41 +38,6 @@ export interface SqliteStoreOptions {
   runsRoot?: string;
   /** How long a write waits for another process's write lock before failing (ms, default 10000). */
   busyTimeoutMs?: number;
-}
-
-interface RunRow {
-  id: string;
-  kind: string;
-  env: string;
-  env_options: string;
-  policy: string;
-  config: string;
-  status: string;
-  created_at: string;
-  finished_at: string | null;
-  summary: string | null;
-}
-interface DataRow {
-  seq: number;
-  id: string;
-  run_id: string | null;
-  data: string;
-}
-interface GroupRow {
-  seq: number;
-  id: string;
-  run_id: string | null;
-  env: string;
-  seed: number;
-  trajectory_ids: string;
-}
-interface CheckpointRow {
-  run_id: string;
-  step: number;
-  path: string;
-  policy_version: number;
-  created_at: string;
-  metrics: string;
 }
 
 const DEFAULT_PAGE = 100;
@@ -116,7 +93,7 @@ export class SqliteStore implements Store {
   private requireRuns(runIds: Iterable<string | null>, what: string): void {
     for (const runId of new Set(runIds)) {
       if (runId !== null && this.sql('SELECT 1 FROM runs WHERE id = ?').get(runId) === undefined) {
-        throw new StoreInputError(`${what} name run ${runId}, which is not in the store; create the run first`);
+        throw new StoreInputError(`a record in ${what} names run ${runId}, which is not in the store; create the run first`);
       }
     }
   }
@@ -141,7 +118,7 @@ export class SqliteStore implements Store {
           run.summary === null ? null : toJson(run.summary, 'run.summary'),
         );
         if (inserted.changes === 1) return;
-        const stored = this.readRun(this.sql('SELECT * FROM runs WHERE id = ?').get(run.id) as RunRow);
+        const stored = runFromRow(this.sql('SELECT * FROM runs WHERE id = ?').get(run.id) as RunRow);
         const identity = (r: Run) => canonicalJson([r.kind, r.env, r.envOptions, r.policy, r.config]);
         if (identity(stored) !== identity(run)) {
           throw new StoreInputError(
@@ -167,25 +144,9 @@ export class SqliteStore implements Store {
     if (result.changes === 0) throw new StoreInputError(`finishRun: run ${runId} is not in the store`);
   }
 
-  private readRun(row: RunRow): Run {
-    const json = (column: string, text: string) => readJson('runs', row.id, column, text);
-    return readRecord(runSchema, 'runs', row.id, {
-      id: row.id,
-      kind: row.kind,
-      env: row.env,
-      envOptions: json('env_options', row.env_options),
-      policy: row.policy,
-      config: json('config', row.config),
-      status: row.status,
-      createdAt: row.created_at,
-      finishedAt: row.finished_at,
-      summary: row.summary === null ? null : json('summary', row.summary),
-    });
-  }
-
   async getRun(runId: string): Promise<Run | null> {
     const row = this.sql('SELECT * FROM runs WHERE id = ?').get(runId) as RunRow | undefined;
-    return row ? this.readRun(row) : null;
+    return row ? runFromRow(row) : null;
   }
 
   async listRuns(query: RunQuery = {}): Promise<Run[]> {
@@ -204,7 +165,7 @@ export class SqliteStore implements Store {
       ...params,
       checkLimit(query.limit),
     ) as RunRow[];
-    return rows.map((row) => this.readRun(row));
+    return rows.map((row) => runFromRow(row));
   }
 
   async saveTrajectories(inputs: Trajectory[]): Promise<void> {
@@ -237,21 +198,9 @@ export class SqliteStore implements Store {
       .immediate();
   }
 
-  private readTrajectory(row: DataRow): Trajectory {
-    const trajectory = readRecord(trajectorySchema, 'trajectories', row.id, readJson('trajectories', row.id, 'data', row.data));
-    if (trajectory.id !== row.id || trajectory.runId !== row.run_id) {
-      throw new CorruptRecordError(
-        'trajectories',
-        row.id,
-        `its JSON names id ${trajectory.id} in run ${trajectory.runId}, its columns id ${row.id} in run ${row.run_id}`,
-      );
-    }
-    return trajectory;
-  }
-
   async getTrajectory(id: string): Promise<Trajectory | null> {
-    const row = this.sql('SELECT seq, id, run_id, data FROM trajectories WHERE id = ?').get(id) as DataRow | undefined;
-    return row ? this.readTrajectory(row) : null;
+    const row = this.sql('SELECT seq, id, run_id, data FROM trajectories WHERE id = ?').get(id) as TrajectoryRow | undefined;
+    return row ? trajectoryFromRow(row) : null;
   }
 
   async listTrajectories(runId: string, query: TrajectoryQuery = {}): Promise<Page<Trajectory>> {
@@ -275,8 +224,8 @@ export class SqliteStore implements Store {
     }
     const rows = this.sql(
       `SELECT seq, id, run_id, data FROM trajectories WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ?`,
-    ).all(...params, limit + 1) as DataRow[];
-    return pageOf(rows, limit, (i) => this.readTrajectory(rows[i]));
+    ).all(...params, limit + 1) as TrajectoryRow[];
+    return pageOf(rows, limit, (i) => trajectoryFromRow(rows[i]));
   }
 
   async saveGroups(inputs: Group[]): Promise<void> {
@@ -298,19 +247,9 @@ export class SqliteStore implements Store {
       .immediate();
   }
 
-  private readGroup(row: GroupRow): Group {
-    return readRecord(groupSchema, 'trajectory_groups', row.id, {
-      id: row.id,
-      runId: row.run_id,
-      env: row.env,
-      seed: row.seed,
-      trajectoryIds: readJson('trajectory_groups', row.id, 'trajectory_ids', row.trajectory_ids),
-    });
-  }
-
   async getGroup(id: string): Promise<Group | null> {
     const row = this.sql('SELECT * FROM trajectory_groups WHERE id = ?').get(id) as GroupRow | undefined;
-    return row ? this.readGroup(row) : null;
+    return row ? groupFromRow(row) : null;
   }
 
   async listGroups(runId: string, query: PageQuery = {}): Promise<Page<Group>> {
@@ -320,7 +259,7 @@ export class SqliteStore implements Store {
       readCursor(query.cursor),
       limit + 1,
     ) as GroupRow[];
-    return pageOf(rows, limit, (i) => this.readGroup(rows[i]));
+    return pageOf(rows, limit, (i) => groupFromRow(rows[i]));
   }
 
   async appendMetrics(inputs: MetricPoint[]): Promise<void> {
@@ -354,15 +293,8 @@ export class SqliteStore implements Store {
     }
     const rows = this.sql(
       `SELECT run_id, step, name, value FROM metrics WHERE ${where.join(' AND ')} ORDER BY step, name`,
-    ).all(...params) as { run_id: string; step: number; name: string; value: number }[];
-    return rows.map((row) =>
-      readRecord(metricPointSchema, 'metrics', `${row.run_id}/${row.step}/${row.name}`, {
-        runId: row.run_id,
-        step: row.step,
-        name: row.name,
-        value: row.value,
-      }),
-    );
+    ).all(...params) as MetricRow[];
+    return rows.map(metricFromRow);
   }
 
   async saveCheckpoint(input: CheckpointRecord): Promise<void> {
@@ -383,17 +315,7 @@ export class SqliteStore implements Store {
 
   async listCheckpoints(runId: string): Promise<CheckpointRecord[]> {
     const rows = this.sql('SELECT * FROM checkpoints WHERE run_id = ? ORDER BY step').all(runId) as CheckpointRow[];
-    return rows.map((row) => {
-      const key = `${row.run_id}/${row.step}`;
-      return readRecord(checkpointSchema, 'checkpoints', key, {
-        runId: row.run_id,
-        step: row.step,
-        path: row.path,
-        policyVersion: row.policy_version,
-        createdAt: row.created_at,
-        metrics: readJson('checkpoints', key, 'metrics', row.metrics),
-      });
-    });
+    return rows.map(checkpointFromRow);
   }
 
   runDir(runId: string): string {

@@ -93,7 +93,7 @@ test('a writer killed with SIGKILL at random points loses nothing it reported co
 
   for (let kill = 0; kill < KILLS; kill++) {
     const fromSpawn = kill % 4 === 0;
-    const delay = fromSpawn ? rng.int(600) : rng.int(40);
+    const delay = fromSpawn ? rng.int(600) : rng.int(80);
     // Restart at the first unreported index: a committed but unreported row is upserted again.
     const start = reported.trajectories.size === 0 ? 0 : Math.max(...[...reported.trajectories].map(indexOf)) + 1;
     await runAndKill(path, start, delay, fromSpawn, reported);

@@ -86,14 +86,24 @@ test('trajectories round-trip with every turn, page in save order, and re-saving
 });
 
 test('a batch is saved whole or not at all, and bad input is named', async (t) => {
-  const { store } = await freshStore(t);
+  const { store, path } = await freshStore(t);
   await store.createRun(makeRun('run_x'));
   const good = makeTrajectory('run_x', 0);
   const nanReward = makeTrajectory('run_x', 1, { reward: Number.NaN });
   await assert.rejects(store.saveTrajectories([good, nanReward]), /trajectories\[1\] \(id traj_run_x_1\) is invalid: reward/);
   const strayRun = makeTrajectory('run_elsewhere', 2);
-  await assert.rejects(store.saveTrajectories([good, strayRun]), /name run run_elsewhere, which is not in the store/);
+  await assert.rejects(store.saveTrajectories([good, strayRun]), /trajectories names run run_elsewhere, which is not in the store/);
   assert.equal(await store.getTrajectory(good.id), null, 'nothing of a refused batch was written');
+
+  // A failure inside the transaction, after the first row went in, takes the whole batch back.
+  const raw = new Database(path);
+  raw.exec(`CREATE TRIGGER refuse_second BEFORE INSERT ON trajectories WHEN NEW.id = 'traj_run_x_6'
+            BEGIN SELECT RAISE(ABORT, 'disk said no'); END`);
+  raw.close();
+  await assert.rejects(store.saveTrajectories([good, makeTrajectory('run_x', 6)]), /disk said no/);
+  assert.equal(await store.getTrajectory(good.id), null, 'the first row of the failed batch was rolled back');
+  await store.saveTrajectories([good]);
+  assert.deepEqual(await store.getTrajectory(good.id), good);
 
   const broken = makeTrajectory('run_x', 3);
   (broken.turns[0].calls[0].completion.logprobs as unknown[])[4] = null;

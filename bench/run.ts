@@ -1,0 +1,45 @@
+/**
+ * `npm run bench -- NAME [--json] [ARGS...]`: runs bench/NAME.ts. A bench that exports
+ * `run(args, log)` prints human-readable lines through `log` and returns its figures; with --json
+ * they are printed as ONE JSON object on the last stdout line. A bench written as a plain script
+ * (no `run` export) just runs, with ARGS as its process.argv.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+export type BenchFigures = Record<string, number | string | boolean | null>;
+export type BenchRun = (args: string[], log: (line: string) => void) => Promise<BenchFigures>;
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+function available(): string[] {
+  return readdirSync(here)
+    .filter((f) => f.endsWith('.ts') && f !== 'run.ts')
+    .map((f) => f.slice(0, -3))
+    .sort();
+}
+
+async function main(argv: string[]): Promise<number> {
+  const json = argv.includes('--json');
+  const [name, ...args] = argv.filter((a) => a !== '--json');
+  if (!name || !/^[a-z0-9][a-z0-9-]*$/.test(name) || !existsSync(join(here, `${name}.ts`))) {
+    console.error(`usage: npm run bench -- NAME [--json] [ARGS...]; NAME is one of: ${available().join(', ')}`);
+    return 2;
+  }
+  const file = join(here, `${name}.ts`);
+  // A plain script runs as it is imported, so tell it apart before importing it.
+  const reports = /export\s+(async\s+)?function\s+run\b|export\s+const\s+run\b/.test(readFileSync(file, 'utf8'));
+  if (json && !reports) {
+    console.error(`bench '${name}' is a plain script: it reports no figures for --json`);
+    return 2;
+  }
+  process.argv = [process.argv[0], file, ...args];
+  const mod = (await import(pathToFileURL(file).href)) as { run?: BenchRun };
+  if (typeof mod.run !== 'function') return 0;
+  const figures = await mod.run(args, (line) => console.log(line));
+  if (json) console.log(JSON.stringify({ bench: name, ...figures }));
+  return 0;
+}
+
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,145 @@
+/** `spindle play`: plays N episodes of an env with a policy, stores the run and reports its figures. */
+import type { Run } from '../../core/trajectory.ts';
+import { newId, nowIso } from '../../core/ids.ts';
+import { UsageError } from '../../core/errors.ts';
+import { loadEnvSpec } from '../../envs/registry.ts';
+import { parseEnvOptionPairs, resolveEnvOptions } from '../../envs/options.ts';
+import { resolvePolicy } from '../../policy/resolve.ts';
+import { resolveEpisodeSettings } from '../../agent/episode-settings.ts';
+import { runRollouts, rolloutSeeds } from '../../rollout/rollouts.ts';
+import { formatQualityReport } from '../../rollout/quality.ts';
+import { openStore } from '../../store/open.ts';
+import { fmt, makeOutput, pct } from '../output.ts';
+import { startProgress } from '../progress.ts';
+import { parseSavePolicy, TrajectorySink } from '../trajectory-sink.ts';
+import { exactValues } from '../exact-values.ts';
+
+export interface PlayFlags {
+  env: string;
+  policy: string;
+  episodes: number;
+  seed: number;
+  envOpt?: string[];
+  groupSize: number;
+  concurrency: number;
+  maxTurns?: number;
+  maxTokens?: number;
+  temperature?: number;
+  saveTrajectories: string;
+  db?: string;
+  json?: boolean;
+}
+
+export async function playCommand(flags: PlayFlags): Promise<void> {
+  const out = makeOutput(!!flags.json);
+  // Validate everything before anything is written.
+  const spec = await loadEnvSpec(flags.env);
+  const options = resolveEnvOptions(spec, parseEnvOptionPairs(flags.envOpt ?? []));
+  const policy = await resolvePolicy(flags.policy, { spec, options });
+  const episode = resolveEpisodeSettings(
+    Object.fromEntries(
+      Object.entries({ maxTurns: flags.maxTurns, maxTokens: flags.maxTokens, temperature: flags.temperature }).filter(([, v]) => v !== undefined),
+    ),
+  );
+  const save = parseSavePolicy(flags.saveTrajectories);
+  if (Number.isNaN(save)) throw new UsageError(`--save-trajectories: expected all, none or a count, got ${JSON.stringify(flags.saveTrajectories)}`);
+  if (flags.episodes % flags.groupSize !== 0) {
+    throw new UsageError(`--episodes (${flags.episodes}) must be a multiple of --group-size (${flags.groupSize})`);
+  }
+  const seeds = rolloutSeeds({ count: flags.episodes / flags.groupSize, baseSeed: flags.seed });
+
+  const store = await openStore(flags.db);
+  const run: Run = {
+    id: newId('run'),
+    kind: 'play',
+    env: spec.name,
+    envOptions: options,
+    policy: policy.name,
+    config: { episodes: flags.episodes, seed: flags.seed, groupSize: flags.groupSize, concurrency: flags.concurrency, episode, saveTrajectories: save },
+    status: 'running',
+    createdAt: nowIso(),
+    finishedAt: null,
+    summary: null,
+  };
+  await store.createRun(run);
+  const sink = new TrajectorySink(store, save);
+  const progress = startProgress(`play ${spec.name} ${policy.name}`, flags.episodes);
+  let returnSum = 0;
+  let finished = 0;
+  try {
+    const result = await runRollouts({
+      spec,
+      options,
+      policy,
+      seeds,
+      groupSize: flags.groupSize,
+      concurrency: flags.concurrency,
+      episode,
+      rewards: spec.rewards?.(options),
+      runId: run.id,
+      keepTrajectories: false,
+      onEvent: (event) => {
+        if (event.type !== 'episode_finished') return;
+        finished++;
+        returnSum += event.trajectory.reward;
+        progress.update(event.progress.finished + event.progress.failed, `mean return ${(returnSum / finished).toFixed(3)}`);
+      },
+      onTrajectory: (t) => sink.add(t),
+    });
+    await sink.flush();
+    await store.saveGroups(result.groups);
+    progress.stop();
+
+    const s = result.summary;
+    const exact = exactValues(spec, options, policy);
+    const report = {
+      run: run.id,
+      env: spec.name,
+      envOptions: options,
+      policy: policy.name,
+      episodes: flags.episodes,
+      finished: s.episodes.finished,
+      failed: s.episodes.failed,
+      truncated: s.episodes.truncated,
+      failureReasons: s.failureReasons,
+      meanReturn: s.meanReturn.mean,
+      ci95: s.meanReturn.ci95,
+      winRate: s.winRate,
+      lossRate: s.lossRate,
+      drawRate: s.drawRate,
+      invalidRate: s.invalidActionRate,
+      meanTurns: s.meanTurns,
+      meanRewardParts: s.meanRewardParts,
+      exactReturn: exact.exactReturn,
+      optimalReturn: exact.optimalReturn,
+      exactNotes: exact.notes,
+      episodesPerSec: s.episodesPerSec,
+      savedTrajectories: sink.savedCount,
+      quality: s.quality,
+    };
+    await store.finishRun(run.id, { status: 'finished', finishedAt: nowIso(), summary: report });
+
+    out.line(`${spec.name} · ${policy.name} · ${flags.episodes} episodes from seed ${flags.seed}`);
+    out.line(`  mean return        ${fmt(report.meanReturn)}  95% CI [${fmt(report.ci95[0])}, ${fmt(report.ci95[1])}]`);
+    out.line(`  win / loss / draw  ${pct(report.winRate)} / ${pct(report.lossRate)} / ${pct(report.drawRate)}`);
+    out.line(`  invalid actions    ${pct(report.invalidRate)} of LLM calls`);
+    out.line(`  mean turns         ${fmt(report.meanTurns, 2)}`);
+    out.line(`  exact return       ${exact.exactReturn === null ? 'n/a (no exact evaluator for this policy and env)' : fmt(exact.exactReturn)}`);
+    out.line(`  optimal return     ${exact.optimalReturn === null ? 'n/a' : fmt(exact.optimalReturn)}`);
+    for (const note of exact.notes) out.line(`    (${note})`);
+    for (const [part, value] of Object.entries(report.meanRewardParts)) out.line(`  reward part ${part.padEnd(10)} ${fmt(value)}`);
+    out.line(`  episodes: ${report.finished} finished (${report.truncated} truncated), ${report.failed} failed`);
+    for (const [reason, n] of Object.entries(report.failureReasons)) out.line(`    failed: ${reason} x${n}`);
+    for (const line of formatQualityReport(s.quality)) out.line(`  ${line}`);
+    out.line(`  run ${run.id} (${sink.savedCount} trajectories stored)`);
+    out.result(report);
+  } catch (err) {
+    progress.stop();
+    await sink.flush().catch(() => undefined);
+    await store.finishRun(run.id, { status: 'failed', finishedAt: nowIso(), summary: { error: (err as Error).message } });
+    throw err;
+  } finally {
+    await policy.close?.();
+    await store.close();
+  }
+}

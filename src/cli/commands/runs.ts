@@ -1,0 +1,60 @@
+/** `spindle runs` and `spindle show RUN`: what the store holds. */
+import { UsageError } from '../../core/errors.ts';
+import { openStore } from '../../store/open.ts';
+import { fmt, makeOutput, table } from '../output.ts';
+
+export async function runsCommand(flags: { db?: string; json?: boolean; limit: number }): Promise<void> {
+  const out = makeOutput(!!flags.json);
+  const store = await openStore(flags.db);
+  try {
+    const runs = await store.listRuns({ limit: flags.limit });
+    const rows = runs.map((r) => {
+      const s = (r.summary ?? {}) as Record<string, unknown>;
+      const mean = typeof s.meanReturn === 'number' ? fmt(s.meanReturn) : '';
+      return [r.id, r.kind, r.env, r.policy, r.status, String(s.episodes ?? ''), mean, r.createdAt.replace('T', ' ').slice(0, 19)];
+    });
+    out.line(runs.length ? table(['run', 'kind', 'env', 'policy', 'status', 'episodes', 'mean return', 'created'], rows) : 'no runs yet');
+    out.result({ runs });
+  } finally {
+    await store.close();
+  }
+}
+
+export async function showCommand(runId: string, flags: { db?: string; json?: boolean; trajectories: number }): Promise<void> {
+  const out = makeOutput(!!flags.json);
+  const store = await openStore(flags.db);
+  try {
+    const run = await store.getRun(runId);
+    if (!run) throw new UsageError(`RUN: no run '${runId}' in this database (see spindle runs)`);
+    const page = await store.listTrajectories(runId, { limit: Math.max(1, flags.trajectories) });
+    const trajectories = flags.trajectories > 0 ? page.items : [];
+    const metrics = await store.getMetrics(runId);
+    const checkpoints = await store.listCheckpoints(runId);
+    out.line(`run ${run.id}: ${run.kind} ${run.env} with ${run.policy} (${run.status})`);
+    out.line(`  created ${run.createdAt}${run.finishedAt ? `, finished ${run.finishedAt}` : ''}`);
+    out.line(`  env options ${JSON.stringify(run.envOptions)}`);
+    out.line(`  config ${JSON.stringify(run.config)}`);
+    out.line(`  folder ${store.runDir(run.id)}`);
+    if (run.summary) {
+      out.line('  summary:');
+      for (const [k, v] of Object.entries(run.summary)) {
+        if (k === 'quality' || (typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length > 6)) continue;
+        out.line(`    ${k.padEnd(18)} ${typeof v === 'number' ? (Number.isInteger(v) ? String(v) : fmt(v)) : JSON.stringify(v)}`);
+      }
+    }
+    if (metrics.length) out.line(`  metrics: ${metrics.length} points over ${new Set(metrics.map((m) => m.step)).size} steps`);
+    if (checkpoints.length) out.line(`  checkpoints: ${checkpoints.map((c) => `step ${c.step} (${c.path})`).join(', ')}`);
+    for (const t of trajectories) {
+      out.line();
+      out.line(`  trajectory ${t.id} seed ${t.seed} sample ${t.sample}: ${t.status}${t.statusReason ? ` (${t.statusReason})` : ''}, reward ${fmt(t.reward)}`);
+      for (const turn of t.turns) {
+        const answer = turn.calls.at(-1)?.completion.text ?? '';
+        out.line(`    turn ${turn.index}: ${turn.observation.replace(/\s+/g, ' ').slice(0, 120)}`);
+        out.line(`      -> ${answer.replace(/\s+/g, ' ').slice(0, 120)}${turn.invalid ? '  [invalid]' : ''}  reward ${fmt(turn.reward)}`);
+      }
+    }
+    out.result({ run, trajectories, metrics, checkpoints });
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,46 @@
+/** Writes finished trajectories to the store in batches: one transaction per batch keeps long runs fast. */
+import type { Trajectory } from '../core/trajectory.ts';
+import type { Store } from '../store/store.ts';
+
+/** `all`, `none`, or the first N finished trajectories. */
+export type SavePolicy = number | 'all' | 'none';
+
+export class TrajectorySink {
+  private buffer: Trajectory[] = [];
+  private saved = 0;
+  private lastFlush = Date.now();
+
+  constructor(
+    private readonly store: Store,
+    private readonly save: SavePolicy,
+    private readonly batchSize = 256,
+    private readonly maxDelayMs = 1000,
+  ) {}
+
+  /** Buffers one trajectory; flushes when the batch is full or a second has passed, so a crash loses little. */
+  async add(trajectory: Trajectory): Promise<void> {
+    if (this.save === 'none') return;
+    if (typeof this.save === 'number' && this.saved + this.buffer.length >= this.save) return;
+    this.buffer.push(trajectory);
+    if (this.buffer.length >= this.batchSize || Date.now() - this.lastFlush >= this.maxDelayMs) await this.flush();
+  }
+
+  async flush(): Promise<void> {
+    this.lastFlush = Date.now();
+    if (this.buffer.length === 0) return;
+    const batch = this.buffer;
+    this.buffer = [];
+    await this.store.saveTrajectories(batch);
+    this.saved += batch.length;
+  }
+
+  get savedCount(): number {
+    return this.saved;
+  }
+}
+
+export function parseSavePolicy(raw: string): SavePolicy {
+  if (raw === 'all' || raw === 'none') return raw;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  return NaN;
+}

@@ -1,0 +1,190 @@
+/**
+ * The transformer's building blocks (Llama / Qwen2 / Qwen3). Hidden states are [B, T, d]; per-head
+ * tensors are [B, H, T, headDim]. Every function consumes the arrays it is given (jax-js ownership:
+ * pass `x.ref` to keep one) and returns arrays the caller owns.
+ */
+import type { ModelConfig } from './config.ts';
+import { nn, np, type Tensor } from './engine.ts';
+import { applyRope, type RopeTables } from './rope.ts';
+
+/** Additive mask value for blocked keys: large enough to vanish in softmax, finite so no NaN appears. */
+export const MASKED = -1e9;
+
+/** RMSNorm: x / sqrt(mean(x²) + eps) * weight, over the last axis. */
+export function rmsNorm(x: Tensor, weight: Tensor, eps: number): Tensor {
+  const meanSquare = np.square(x.ref).mean(-1, { keepdims: true });
+  return x.mul(np.reciprocal(np.sqrt(meanSquare.add(eps)))).mul(weight);
+}
+
+/**
+ * Identity whose gradient is computed into its own buffer. jax-js's jit fuses elementwise work into
+ * the matmul that consumes it; in the backward pass a matmul's output gradient is broadcast over the
+ * other operand's width, so without this the whole elementwise chain producing it is recomputed
+ * per column (measured: 1.9 s of a 2.9 s step). The forward is a view (free); the backward of the
+ * broadcast is a reduce over a size-1 axis, which jit always materialises.
+ */
+export function gradBarrier(x: Tensor): Tensor {
+  const shape = x.shape;
+  return np.broadcastTo(x, [1, ...shape]).reshape(shape);
+}
+
+/** x @ wᵀ (+ b), with w in Hugging Face's [out, in] layout. */
+export function linear(x: Tensor, w: Tensor, b?: Tensor): Tensor {
+  const y = gradBarrier(np.matmul(x, w.transpose()));
+  return b ? y.add(b) : y;
+}
+
+/** SwiGLU MLP: down(silu(x gateᵀ) * (x upᵀ)). */
+export function swiglu(x: Tensor, gate: Tensor, up: Tensor, down: Tensor, bias?: { gate: Tensor; up: Tensor; down: Tensor }): Tensor {
+  const g = nn.silu(linear(x.ref, gate, bias?.gate));
+  const u = linear(x, up, bias?.up);
+  return linear(g.mul(u), down, bias?.down);
+}
+
+/** [B, T, H*hd] -> [B, H, T, hd] */
+export function splitHeads(x: Tensor, heads: number): Tensor {
+  const [B, T, width] = x.shape;
+  return x.reshape([B, T, heads, width / heads]).transpose([0, 2, 1, 3]);
+}
+
+/** [B, H, T, hd] -> [B, T, H*hd] */
+export function mergeHeads(x: Tensor): Tensor {
+  const [B, H, T, hd] = x.shape;
+  return x.transpose([0, 2, 1, 3]).reshape([B, T, H * hd]);
+}
+
+/**
+ * softmax(q kᵀ / √hd + mask) v with grouped-query attention: query head h reads kv head
+ * floor(h / (Hq / Hkv)). q [B, Hq, T, hd], k and v [B, Hkv, S, hd], mask additive and broadcastable
+ * to [B, 1, T, S] (0 keeps a key, MASKED drops it). Returns [B, Hq, T, hd].
+ */
+export function attention(q: Tensor, k: Tensor, v: Tensor, mask?: Tensor): Tensor {
+  const [B, Hq, T, hd] = q.shape;
+  const Hkv = k.shape[1];
+  const S = k.shape[2];
+  const group = Hq / Hkv;
+  if (!Number.isInteger(group)) throw new Error(`attention: ${Hq} query heads are not a multiple of ${Hkv} kv heads`);
+  // Fold each kv head's query group into its time axis, so k and v are never repeated.
+  const qg = group === 1 ? q : q.reshape([B, Hkv, group * T, hd]);
+  let scores = np.matmul(qg, k.transpose([0, 1, 3, 2])).mul(1 / Math.sqrt(hd));
+  if (mask) {
+    scores = group === 1 ? scores.add(mask) : scores.reshape([B, Hkv, group, T, S]).add(np.expandDims(mask, 2)).reshape([B, Hkv, group * T, S]);
+  }
+  const out = np.matmul(nn.softmax(scores, -1), v);
+  return group === 1 ? out : out.reshape([B, Hq, T, hd]);
+}
+
+/** Additive causal mask [1, 1, T, S]: query t sees keys 0 .. offset + t (offset defaults to S - T, a cache of S - T tokens). */
+export function causalMask(T: number, S = T, offset = S - T): Tensor {
+  const data = new Float32Array(T * S);
+  for (let t = 0; t < T; t++) for (let s = offset + t + 1; s < S; s++) data[t * S + s] = MASKED;
+  return np.array(data).reshape([1, 1, T, S]);
+}
+
+/**
+ * Additive mask [B, 1, T, T] for packed rows: query t sees key s when s <= t and both carry the
+ * same segment id (several sequences share a row without seeing each other).
+ */
+export function packedCausalMask(segmentIds: ArrayLike<number>, batch: number, length: number): Tensor {
+  const data = new Float32Array(batch * length * length);
+  for (let b = 0; b < batch; b++) {
+    for (let t = 0; t < length; t++) {
+      const row = (b * length + t) * length;
+      const seg = segmentIds[b * length + t];
+      for (let s = 0; s < length; s++) {
+        if (s > t || segmentIds[b * length + s] !== seg) data[row + s] = MASKED;
+      }
+    }
+  }
+  return np.array(data).reshape([batch, 1, length, length]);
+}
+
+/** One decoder layer's weights, short names for the Hugging Face tensors under `model.layers.{i}.`. */
+export type LayerParams = {
+  inputNorm: Tensor;
+  qProj: Tensor;
+  kProj: Tensor;
+  vProj: Tensor;
+  oProj: Tensor;
+  qBias?: Tensor;
+  kBias?: Tensor;
+  vBias?: Tensor;
+  oBias?: Tensor;
+  qNorm?: Tensor;
+  kNorm?: Tensor;
+  postNorm: Tensor;
+  gateProj: Tensor;
+  upProj: Tensor;
+  downProj: Tensor;
+  gateBias?: Tensor;
+  upBias?: Tensor;
+  downBias?: Tensor;
+};
+
+/** Short name -> Hugging Face suffix after `model.layers.{i}.` */
+export const LAYER_TENSOR_NAMES: Record<keyof LayerParams, string> = {
+  inputNorm: 'input_layernorm.weight',
+  qProj: 'self_attn.q_proj.weight',
+  kProj: 'self_attn.k_proj.weight',
+  vProj: 'self_attn.v_proj.weight',
+  oProj: 'self_attn.o_proj.weight',
+  qBias: 'self_attn.q_proj.bias',
+  kBias: 'self_attn.k_proj.bias',
+  vBias: 'self_attn.v_proj.bias',
+  oBias: 'self_attn.o_proj.bias',
+  qNorm: 'self_attn.q_norm.weight',
+  kNorm: 'self_attn.k_norm.weight',
+  postNorm: 'post_attention_layernorm.weight',
+  gateProj: 'mlp.gate_proj.weight',
+  upProj: 'mlp.up_proj.weight',
+  downProj: 'mlp.down_proj.weight',
+  gateBias: 'mlp.gate_proj.bias',
+  upBias: 'mlp.up_proj.bias',
+  downBias: 'mlp.down_proj.bias',
+};
+
+/**
+ * Attention inputs from the normed hidden state: projections (+ biases), heads split, q/k RMSNorm
+ * (qwen3), RoPE. Returns q [B, Hq, T, hd] and k, v [B, Hkv, T, hd] (k after RoPE, ready to cache).
+ */
+export function selfAttentionQkv(
+  cfg: ModelConfig,
+  p: Pick<LayerParams, 'qProj' | 'kProj' | 'vProj' | 'qBias' | 'kBias' | 'vBias' | 'qNorm' | 'kNorm'>,
+  xNormed: Tensor,
+  rope: RopeTables,
+): { q: Tensor; k: Tensor; v: Tensor } {
+  let q = splitHeads(linear(xNormed.ref, p.qProj, p.qBias), cfg.numHeads);
+  let k = splitHeads(linear(xNormed.ref, p.kProj, p.kBias), cfg.numKvHeads);
+  const v = splitHeads(linear(xNormed, p.vProj, p.vBias), cfg.numKvHeads);
+  if (p.qNorm && p.kNorm) {
+    q = rmsNorm(q, p.qNorm, cfg.rmsNormEps);
+    k = rmsNorm(k, p.kNorm, cfg.rmsNormEps);
+  }
+  q = applyRope(q, rope.cos.ref, rope.sin.ref);
+  k = applyRope(k, rope.cos, rope.sin);
+  return { q, k, v };
+}
+
+/**
+ * A pre-norm decoder layer: x + attn(norm(x)), then + mlp(norm(·)). With `past` (cached keys and
+ * values [B, Hkv, P, hd]) the new keys/values are appended on the time axis; the full k and v are
+ * returned for the cache. Consumes p, x, rope, mask and past.
+ */
+export function decoderLayer(
+  cfg: ModelConfig,
+  p: LayerParams,
+  x: Tensor,
+  rope: RopeTables,
+  mask: Tensor | undefined,
+  past?: { k: Tensor; v: Tensor },
+): { x: Tensor; k: Tensor; v: Tensor } {
+  const h = rmsNorm(x.ref, p.inputNorm, cfg.rmsNormEps);
+  const qkv = selfAttentionQkv(cfg, p, h, rope);
+  const k = past ? np.concatenate([past.k, qkv.k], 2) : qkv.k;
+  const v = past ? np.concatenate([past.v, qkv.v], 2) : qkv.v;
+  const attn = mergeHeads(attention(qkv.q, k.ref, v.ref, mask));
+  const x1 = x.add(linear(attn, p.oProj, p.oBias));
+  const mlpBias = p.gateBias && p.upBias && p.downBias ? { gate: p.gateBias, up: p.upBias, down: p.downBias } : undefined;
+  const mlp = swiglu(rmsNorm(x1.ref, p.postNorm, cfg.rmsNormEps), p.gateProj, p.upProj, p.downProj, mlpBias);
+  return { x: x1.add(mlp), k, v };
+}

@@ -1,0 +1,31 @@
+/** Options of `buildSamples`, plain JSON from the run's config; a bad field is a UsageError naming it. */
+import { z } from 'zod';
+import { UsageError } from '../core/errors.ts';
+import { describeZodError } from '../core/schemas.ts';
+
+export const samplesConfigSchema = z.strictObject({
+  /** Pack the calls of one conversation into one sequence where their ids are prefix-stable. */
+  pack: z.boolean().default(true),
+  /** Longest packed sequence; a call that would exceed it starts a new one. null: no limit. */
+  maxPackedTokens: z.number().int().positive('must be a positive integer (or null for no limit)').nullable().default(null),
+  /**
+   * Calls cut at max tokens and calls of truncated episodes: 'mask' leaves them out, 'penalize'
+   * trains them with `truncationPenalty` as their advantage, 'keep' trains them as usual (flagged).
+   */
+  truncated: z.enum(['mask', 'penalize', 'keep']).default('mask'),
+  /** The advantage of a truncated call under 'penalize' (it replaces the turn's advantage). */
+  truncationPenalty: z.number().max(0, 'a penalty pushes down: must be ≤ 0').default(-1),
+  /** Train on ids a backend re-tokenised (tokenIdsExact false), flagged; off by default (rule 1). */
+  allowApproximateIds: z.boolean().default(false),
+  /** End-of-turn ids (e.g. <|im_end|>, eos): a finished completion not ending in one is counted. Empty: not checked. */
+  endOfTurnTokenIds: z.array(z.number().int().min(0)).default([]),
+});
+
+export type SamplesConfig = z.input<typeof samplesConfigSchema>;
+export type ResolvedSamplesConfig = z.output<typeof samplesConfigSchema>;
+
+export function parseSamplesConfig(config: unknown): ResolvedSamplesConfig {
+  const parsed = samplesConfigSchema.safeParse(config ?? {});
+  if (!parsed.success) throw new UsageError(`samples options: ${describeZodError(parsed.error, 'samples')}`);
+  return parsed.data;
+}

@@ -1,0 +1,168 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { UsageError } from '../../src/core/errors.ts';
+import type { Trajectory } from '../../src/core/trajectory.ts';
+import { oraclePolicy, randomPolicy } from '../../src/policy/scripted.ts';
+import { runRollouts, type RolloutEvent } from '../../src/rollout/rollouts.ts';
+import { add, ScriptPolicy } from '../agent/counter-env.ts';
+import { counterSpec } from './counter-spec.ts';
+
+const options = counterSpec.options.parse({});
+
+/** A trajectory without its ids and timings, for comparing runs. */
+function content(t: Trajectory): string {
+  const volatile = new Set(['id', 'groupId', 'startedAt', 'finishedAt', 'latencyMs', 'timings', 'policyMs', 'envMs']);
+  return JSON.stringify(t, (key, value) => (volatile.has(key) ? undefined : value));
+}
+
+describe('runRollouts', () => {
+  it('plays G samples per seed, ordered by (seed, sample), grouped by seed', async () => {
+    const { trajectories, groups, summary } = await runRollouts({ spec: counterSpec, options, policy: randomPolicy(), seeds: [3, 5], groupSize: 3, runId: 'run_x' });
+    assert.deepEqual(trajectories.map((t) => [t.seed, t.sample]), [[3, 0], [3, 1], [3, 2], [5, 0], [5, 1], [5, 2]]);
+    assert.deepEqual(groups.map((g) => [g.seed, g.env, g.runId]), [[3, 'counter', 'run_x'], [5, 'counter', 'run_x']]);
+    assert.deepEqual(groups[1].trajectoryIds, trajectories.slice(3).map((t) => t.id));
+    assert.ok(trajectories.every((t, i) => t.groupId === groups[Math.floor(i / 3)].id && t.runId === 'run_x'));
+    assert.equal(summary.episodes.finished, 6);
+    assert.equal(summary.meanTurns, summary.turns / 6);
+  });
+
+  it('results do not depend on the concurrency', async () => {
+    const runs = await Promise.all(
+      [1, 3, 16].map((concurrency) => runRollouts({ spec: counterSpec, options, policy: randomPolicy(), count: 12, baseSeed: 100, groupSize: 2, concurrency })),
+    );
+    const [one, three, sixteen] = runs.map((r) => r.trajectories.map(content));
+    assert.deepEqual(three, one);
+    assert.deepEqual(sixteen, one);
+    assert.equal(new Set(one).size > 1, true);
+  });
+
+  it("a failing episode is recorded with its reason and the others finish", async () => {
+    const { trajectories, summary } = await runRollouts({
+      spec: counterSpec,
+      options: counterSpec.options.parse({ brokenSeed: 2 }),
+      policy: oraclePolicy(),
+      count: 5,
+      concurrency: 5,
+    });
+    assert.deepEqual(trajectories.map((t) => t.status), ['completed', 'completed', 'failed', 'completed', 'completed']);
+    assert.equal(trajectories[2].statusReason, 'env.step threw: seed 2 is broken');
+    assert.deepEqual(summary.episodes, { requested: 5, finished: 5, completed: 4, truncated: 0, failed: 1 });
+    assert.deepEqual(summary.failureReasons, { 'env.step threw': 1 });
+    assert.equal(summary.winRate, 1, 'rates are over the episodes that did not fail');
+    assert.equal(summary.meanReturn.mean, 1);
+    assert.deepEqual(summary.meanRewardParts, { env: 1 });
+  });
+
+  it('counts invalid actions, truncations and quality issues', async () => {
+    const policy = new ScriptPolicy(['no idea', add(1)]);
+    const { trajectories, summary } = await runRollouts({
+      spec: counterSpec,
+      options: counterSpec.options.parse({ retry: true }),
+      policy,
+      count: 1,
+      episode: { maxTurns: 2 },
+    });
+    assert.equal(trajectories[0].status, 'truncated');
+    assert.deepEqual(summary.truncationReasons, { 'max turns (2) reached': 1 });
+    assert.equal(summary.llmCalls, 3);
+    assert.equal(summary.invalidActionRate, 1 / 3);
+    assert.equal(summary.invalidEndings, 0);
+    assert.equal(summary.drawRate, 1);
+    assert.deepEqual(trajectories[0].quality, [], 'a retried answer is not a turn without an action');
+    const short = await runRollouts({ spec: counterSpec, options, policy: new ScriptPolicy(['']), count: 2, minTurns: 2 });
+    assert.deepEqual(short.trajectories[0].quality.map((q) => q.kind).sort(), ['empty_response', 'no_action', 'too_few_turns']);
+    assert.equal(short.summary.quality.byKind.empty_response.share, 1);
+    assert.equal(short.summary.invalidEndings, 2);
+  });
+
+  it('reports progress events and hands each trajectory to onTrajectory', async () => {
+    const events: RolloutEvent[] = [];
+    const stored: string[] = [];
+    const { trajectories } = await runRollouts({
+      spec: counterSpec,
+      options,
+      policy: oraclePolicy(),
+      count: 4,
+      concurrency: 2,
+      onEvent: (e) => events.push(e),
+      onTrajectory: async (t) => {
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        stored.push(t.id);
+      },
+    });
+    assert.equal(events.filter((e) => e.type === 'episode_started').length, 4);
+    const finished = events.filter((e) => e.type === 'episode_finished');
+    assert.deepEqual(finished.map((e) => e.progress.finished), [1, 2, 3, 4]);
+    const last = finished.at(-1)!.progress;
+    assert.equal(last.total, 4);
+    assert.equal(last.turns, trajectories.reduce((n, t) => n + t.turns.length, 0));
+    assert.ok(last.episodesPerSec > 0);
+    assert.deepEqual(stored.sort(), trajectories.map((t) => t.id).sort());
+  });
+
+  it('an error from onTrajectory stops the run and is thrown', async () => {
+    let calls = 0;
+    await assert.rejects(
+      runRollouts({
+        spec: counterSpec,
+        options,
+        policy: oraclePolicy(),
+        count: 50,
+        concurrency: 2,
+        onTrajectory: () => {
+          if (++calls === 3) throw new Error('disk full');
+        },
+      }),
+      /disk full/,
+    );
+    assert.ok(calls < 50);
+  });
+
+  it('an aborted run keeps what finished', async () => {
+    const controller = new AbortController();
+    const { trajectories, groups, summary } = await runRollouts({
+      spec: counterSpec,
+      options,
+      policy: oraclePolicy(),
+      count: 20,
+      concurrency: 1,
+      signal: controller.signal,
+      onTrajectory: (t) => {
+        if (t.seed === 4) controller.abort();
+      },
+    });
+    assert.equal(trajectories.length, 5);
+    assert.equal(groups.length, 5);
+    assert.equal(summary.episodes.requested, 20);
+    assert.equal(summary.episodes.finished, 5);
+  });
+
+  it('keepTrajectories false returns none but the same summary', async () => {
+    const request = { spec: counterSpec, options, policy: randomPolicy(), count: 30, groupSize: 2, concurrency: 4 };
+    const kept = await runRollouts(request);
+    const streamed: Trajectory[] = [];
+    const flat = await runRollouts({ ...request, keepTrajectories: false, onTrajectory: (t) => void streamed.push(t) });
+    assert.deepEqual(flat.trajectories, []);
+    assert.equal(streamed.length, 60);
+    assert.deepEqual(flat.groups.map((g) => g.trajectoryIds.length), kept.groups.map((g) => g.trajectoryIds.length));
+    const figures = (s: typeof kept.summary) => ({ ...s, elapsedMs: 0, episodesPerSec: 0, turnsPerSec: 0 });
+    assert.deepEqual(figures(flat.summary), figures(kept.summary));
+  });
+
+  it('rejects bad requests with a UsageError naming the field', async () => {
+    const base = { spec: counterSpec, options, policy: randomPolicy() };
+    await assert.rejects(runRollouts({ ...base, count: 0 }), (e) => e instanceof UsageError && /episode count/.test(e.message));
+    await assert.rejects(runRollouts({ ...base, seeds: [1.5] }), (e) => e instanceof UsageError && /seeds must be/.test(e.message));
+    await assert.rejects(runRollouts({ ...base, count: 1, groupSize: 0 }), (e) => e instanceof UsageError && /group size/.test(e.message));
+    await assert.rejects(runRollouts({ ...base, count: 1, concurrency: -1 }), (e) => e instanceof UsageError && /concurrency/.test(e.message));
+    await assert.rejects(
+      runRollouts({ ...base, count: 1, episode: { maxTurns: 0 } }),
+      (e) => e instanceof UsageError && /maxTurns/.test(e.message),
+    );
+    await assert.rejects(
+      // @ts-expect-error: a misspelt setting is refused, not ignored
+      runRollouts({ ...base, count: 1, episode: { maxTurn: 3 } }),
+      (e) => e instanceof UsageError && /maxTurn/.test(e.message),
+    );
+  });
+});
