@@ -9,6 +9,11 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
+      // jax-js must be loaded by initEngine (after its Worker shim): values come from src/model/engine.ts.
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { paths: [{ name: '@jax-js/jax', message: "Import np/jit/... from src/model/engine.ts (initEngine loads jax-js).", allowTypeImports: true }] },
+      ],
     },
   },
   {

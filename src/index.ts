@@ -17,3 +17,31 @@ export { parseEnvOptionPairs, resolveEnvOptions } from './envs/options.ts';
 
 export type * from './policy/policy.ts';
 export type * from './rewards/reward.ts';
+export { combineRewardParts, turnRewardParts } from './rewards/composite.ts';
+export { formatReward } from './rewards/format.ts';
+export { reasoningReward } from './rewards/reasoning.ts';
+
+export { parseCompletion, type ParsedAnswer } from './agent/parse-tool-calls.ts';
+export { systemPrompt } from './agent/prompt.ts';
+export { runEpisode, type EpisodeInput } from './agent/episode.ts';
+export { resolveEpisodeSettings, episodeSettingsSchema, type EpisodeSettings } from './agent/episode-settings.ts';
+
+export { randomPolicy, oraclePolicy, stickAtPolicy, alwaysStickPolicy, toolCallText } from './policy/scripted.ts';
+export { resolvePolicy, registerPolicyResolver, validPolicyForms, type PolicyContext } from './policy/resolve.ts';
+
+export { runRollouts, rolloutSeeds, type RolloutRequest, type RolloutResult, type RolloutEvent } from './rollout/rollouts.ts';
+export type { RolloutSummary } from './rollout/summary.ts';
+export { checkTrajectoryQuality, summarizeQuality, formatQualityReport, type QualityReport } from './rollout/quality.ts';
+
+export type * from './store/store.ts';
+export { openStore } from './store/open.ts';
+export { DatabaseRefusedError, CorruptRecordError } from './store/errors.ts';
+
+export { computeAdvantages, advantageConfigSchema, type AdvantageConfig, type AdvantageResult } from './advantage/compute.ts';
+export type * from './advantage/types.ts';
+export { scoredGroupsFromTrajectories } from './advantage/from-trajectories.ts';
+
+export { buildSamples } from './train/samples.ts';
+export type * from './train/samples-types.ts';
+export { toAtroposScoredData, atroposToJsonl } from './train/atropos.ts';
+export { samplesToJsonl, samplesFromJsonl, writeSamplesJsonl, readSamplesJsonl } from './train/samples-jsonl.ts';

@@ -47,11 +47,11 @@ class Attention(nn.Module):
         super().__init__()
         d, hd = cfg["hiddenSize"], cfg["headDim"]
         self.nh, self.nkv, self.hd = cfg["numHeads"], cfg["numKvHeads"], hd
-        bias = cfg.get("attentionBias", False)
+        bias = cfg.get("qkvBias", False)
         self.q_proj = nn.Linear(d, self.nh * hd, bias=bias)
         self.k_proj = nn.Linear(d, self.nkv * hd, bias=bias)
         self.v_proj = nn.Linear(d, self.nkv * hd, bias=bias)
-        self.o_proj = nn.Linear(self.nh * hd, d, bias=False)
+        self.o_proj = nn.Linear(self.nh * hd, d, bias=cfg.get("oBias", False))
         self.qk_norm = cfg.get("qkNorm", False)
         if self.qk_norm:
             self.q_norm = RMSNorm(hd, cfg["rmsNormEps"])
@@ -93,9 +93,10 @@ class Mlp(nn.Module):
     def __init__(self, cfg):
         super().__init__()
         d, i = cfg["hiddenSize"], cfg["intermediateSize"]
-        self.gate_proj = nn.Linear(d, i, bias=False)
-        self.up_proj = nn.Linear(d, i, bias=False)
-        self.down_proj = nn.Linear(i, d, bias=False)
+        bias = cfg.get("mlpBias", False)
+        self.gate_proj = nn.Linear(d, i, bias=bias)
+        self.up_proj = nn.Linear(d, i, bias=bias)
+        self.down_proj = nn.Linear(i, d, bias=bias)
 
     def forward(self, x):
         return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))

@@ -39,6 +39,7 @@ export let valueAndGrad: typeof Jax.valueAndGrad = notStarted('valueAndGrad');
 export let vjp: typeof Jax.vjp = notStarted('vjp');
 export let blockUntilReady: typeof Jax.blockUntilReady = notStarted('blockUntilReady');
 export let profiler: typeof Jax.profiler = notStarted('profiler');
+export let random: typeof Jax.random = notStarted('random');
 
 let started: Promise<EngineInfo> | null = null;
 let startedThreads = 0;
@@ -102,6 +103,7 @@ async function start(threads: number): Promise<EngineInfo> {
   vjp = jax.vjp;
   blockUntilReady = jax.blockUntilReady;
   profiler = jax.profiler;
+  random = jax.random;
   if (threads > 1) await checkPool(threads);
   return { threads, device: 'wasm' };
 }

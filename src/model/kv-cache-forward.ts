@@ -1,18 +1,18 @@
 /**
  * The two compiled forwards of generation:
  *   prefill: a chunk of C prompt tokens per row (right-padded), attending to shared cached blocks
- *            and causally to itself -> the chunk's keys/values and the logits at each row's last token;
- *   decode:  one token per row, attending to every cached block -> logits, with the token's key and
+ *            and causally to itself -> the chunk's keys/values and log p at each row's last token;
+ *   decode:  one token per row, attending to every cached block -> log p, with the token's key and
  *            value written into the open decode block at `slot` (a one-hot mask over its slots).
  * Both are jit-compiled once per input shape signature; parameters are inputs, not constants, so a
  * weight update needs no recompilation. Plain JS builds the small per-call inputs (rope rows, masks).
  */
 import type { ModelConfig } from './config.ts';
-import { jit, np, type Tensor } from './engine.ts';
-import { cachedDecoderLayer, type KvBlock } from './kv-cache-attention.ts';
-import { layerParams, type Params } from './params.ts';
+import { jit, nn, np, type Tensor } from './engine.ts';
+import { decodeLayer, prefillLayer, type KvBlock } from './kv-cache-attention.ts';
+import { linear, rmsNorm } from './layers.ts';
 import { ropeInvFreq, ropeTableData, type RopeTables } from './rope.ts';
-import { lmHead } from './transformer.ts';
+import type { GenerationWeights } from './sampler-weights.ts';
 
 /** Rope tables [B, 1, C, hd] for per-row position lists (each of length C). */
 export function rowRope(cfg: ModelConfig, invFreq: Float64Array, positions: Int32Array | number[], batch: number): RopeTables {
@@ -32,18 +32,9 @@ export type PrefillInputs = {
 export type DecodeInputs = {
   tokens: Tensor; // int32 [B]
   rope: RopeTables; // [B, 1, 1, hd]
-  mask: Tensor; // [B, 1, 1, slots + 1]
+  mask: Tensor; // [B, 1, 1, slots], the open slot included
   slot: Tensor; // float32 [1, 1, K, 1], one-hot of the open slot in the last block
 };
-
-/**
- * Token embeddings by gather ([..] int32 -> [.., d]). Generation takes no gradient, so it can skip
- * the training forward's one-hot matmul (a V x d product per token).
- */
-function embed(cfg: ModelConfig, params: Params, tokens: Tensor): Tensor {
-  const table = params['model.embed_tokens.weight'];
-  return np.take(cfg.tieWordEmbeddings ? table.ref : table, tokens, 0);
-}
 
 /** Compiled forwards for one model config; `dispose()` frees their compiled programs. */
 export class CachedForward {
@@ -53,18 +44,18 @@ export class CachedForward {
 
   constructor(readonly cfg: ModelConfig) {
     this.invFreq = ropeInvFreq(cfg);
-    this.prefillJit = jit((params: Params, inputs: PrefillInputs, past: KvBlock[][]) => prefillTraced(cfg, params, inputs, past));
-    this.decodeJit = jit((params: Params, inputs: DecodeInputs, cache: KvBlock[][]) => decodeTraced(cfg, params, inputs, cache));
+    this.prefillJit = jit((w: GenerationWeights, inputs: PrefillInputs, past: KvBlock[][]) => prefillTraced(cfg, w, inputs, past));
+    this.decodeJit = jit((w: GenerationWeights, inputs: DecodeInputs, cache: KvBlock[][]) => decodeTraced(cfg, w, inputs, cache));
   }
 
-  /** Consumes params, inputs and past (pass refs). Returns logits [B, V] and the chunk's blocks per layer. */
-  prefill(params: Params, inputs: PrefillInputs, past: KvBlock[][]): { logits: Tensor; blocks: KvBlock[] } {
-    return this.prefillJit(params, inputs, past) as { logits: Tensor; blocks: KvBlock[] };
+  /** Consumes weights, inputs and past (pass refs). Returns log p [B, V] and the chunk's blocks per layer. */
+  prefill(w: GenerationWeights, inputs: PrefillInputs, past: KvBlock[][]): { logprobs: Tensor; blocks: KvBlock[] } {
+    return this.prefillJit(w, inputs, past) as { logprobs: Tensor; blocks: KvBlock[] };
   }
 
-  /** Consumes params, inputs and cache (pass refs). Returns logits [B, V] and each layer's rewritten last block. */
-  decode(params: Params, inputs: DecodeInputs, cache: KvBlock[][]): { logits: Tensor; last: KvBlock[] } {
-    return this.decodeJit(params, inputs, cache) as { logits: Tensor; last: KvBlock[] };
+  /** Consumes weights, inputs and cache (pass refs). Returns log p [B, V] and each layer's rewritten last block. */
+  decode(w: GenerationWeights, inputs: DecodeInputs, cache: KvBlock[][]): { logprobs: Tensor; last: KvBlock[] } {
+    return this.decodeJit(w, inputs, cache) as { logprobs: Tensor; last: KvBlock[] };
   }
 
   dispose(): void {
@@ -73,46 +64,49 @@ export class CachedForward {
   }
 }
 
-function prefillTraced(cfg: ModelConfig, params: Params, inputs: PrefillInputs, past: KvBlock[][]): { logits: Tensor; blocks: KvBlock[] } {
-  const [B] = inputs.tokens.shape;
-  let x = embed(cfg, params, inputs.tokens);
-  const blocks: KvBlock[] = [];
-  for (let i = 0; i < cfg.numLayers; i++) {
-    const rope = { cos: inputs.rope.cos.ref, sin: inputs.rope.sin.ref };
-    const out = cachedDecoderLayer(cfg, layerParams(params, i), x, rope, past[i], inputs.mask.ref);
-    blocks.push({ k: out.k, v: out.v });
-    x = out.x;
-  }
-  inputs.rope.cos.dispose();
-  inputs.rope.sin.dispose();
-  inputs.mask.dispose();
-  const last = np.matmul(inputs.pick, x); // [B, 1, d]
-  const logits = lmHead(cfg, params, last).reshape([B, cfg.vocabSize]);
-  return { logits, blocks };
+/**
+ * Final norm, LM head and log-softmax: [.., d] -> log p [.., V], in float32 as the training forward
+ * computes it (and the JS side needs no V exponentials per row for the model logprob or greedy).
+ * Consumes hidden, finalNorm and head.
+ */
+function headLogprobs(cfg: ModelConfig, w: GenerationWeights, hidden: Tensor): Tensor {
+  return nn.logSoftmax(linear(rmsNorm(hidden, w.finalNorm, cfg.rmsNormEps), w.head), -1);
 }
 
-function decodeTraced(cfg: ModelConfig, params: Params, inputs: DecodeInputs, cache: KvBlock[][]): { logits: Tensor; last: KvBlock[] } {
+// Token embeddings by gather (np.take): generation takes no gradient, so it skips the training
+// forward's one-hot matmul (a V x d product per token).
+
+function prefillTraced(cfg: ModelConfig, w: GenerationWeights, inputs: PrefillInputs, past: KvBlock[][]): { logprobs: Tensor; blocks: KvBlock[] } {
   const [B] = inputs.tokens.shape;
-  let x = embed(cfg, params, inputs.tokens.reshape([B, 1]));
-  const last: KvBlock[] = [];
-  const isSlot = inputs.slot.greater(0.5); // [1, 1, K, 1]: true at the open slot
-  for (let i = 0; i < cfg.numLayers; i++) {
-    const blocks = cache[i];
-    const open = blocks[blocks.length - 1];
-    const past = blocks.slice(0, -1).concat({ k: open.k.ref, v: open.v.ref });
+  let x = np.take(w.embed, inputs.tokens, 0);
+  const blocks: KvBlock[] = [];
+  w.layers.forEach((lp, i) => {
     const rope = { cos: inputs.rope.cos.ref, sin: inputs.rope.sin.ref };
-    const out = cachedDecoderLayer(cfg, layerParams(params, i), x, rope, past, inputs.mask.ref);
-    // Write the token's k/v ([B, Hkv, 1, hd], broadcast over the block's slots) at the open slot.
-    last.push({
-      k: np.where(isSlot.ref, out.k, open.k),
-      v: np.where(isSlot.ref, out.v, open.v),
-    });
+    const out = prefillLayer(cfg, lp, x, rope, past[i], inputs.mask.ref);
+    blocks.push({ k: out.k, v: out.v });
     x = out.x;
-  }
-  isSlot.dispose();
+  });
   inputs.rope.cos.dispose();
   inputs.rope.sin.dispose();
   inputs.mask.dispose();
-  const logits = lmHead(cfg, params, x).reshape([B, cfg.vocabSize]);
-  return { logits, last };
+  const last = np.matmul(inputs.pick, x); // [B, 1, d]: each row's last prompt token
+  return { logprobs: headLogprobs(cfg, w, last).reshape([B, cfg.vocabSize]), blocks };
+}
+
+function decodeTraced(cfg: ModelConfig, w: GenerationWeights, inputs: DecodeInputs, cache: KvBlock[][]): { logprobs: Tensor; last: KvBlock[] } {
+  const [B] = inputs.tokens.shape;
+  let x = np.take(w.embed, inputs.tokens.reshape([B, 1]), 0);
+  const last: KvBlock[] = [];
+  w.layers.forEach((lp, i) => {
+    const blocks = cache[i];
+    const rope = { cos: inputs.rope.cos.ref, sin: inputs.rope.sin.ref };
+    const out = decodeLayer(cfg, lp, x, rope, blocks.slice(0, -1), blocks[blocks.length - 1], inputs.slot, inputs.mask.ref);
+    last.push(out.open);
+    x = out.x;
+  });
+  inputs.slot.dispose();
+  inputs.rope.cos.dispose();
+  inputs.rope.sin.dispose();
+  inputs.mask.dispose();
+  return { logprobs: headLogprobs(cfg, w, x).reshape([B, cfg.vocabSize]), last };
 }

@@ -85,19 +85,19 @@ export class KvCache {
   }
 
   /**
-   * Additive mask [B, 1, 1, slots + 1] for a one-token decode step: every valid slot of the row,
-   * then the token itself.
+   * Additive mask [B, 1, 1, slots] for a one-token decode step that writes slot `slot` of the last
+   * (open) block: every valid slot of the row, and that slot.
    */
-  decodeMask(): Tensor {
-    const width = this.slots + 1;
+  decodeMask(slot: number): Tensor {
+    const width = this.slots;
     const data = new Float32Array(this.batch * width).fill(MASKED);
+    const last = this.segments.length - 1;
     for (let b = 0; b < this.batch; b++) {
       let offset = b * width;
-      for (const s of this.segments) {
-        data.fill(0, offset, offset + s.valid[b]);
+      this.segments.forEach((s, i) => {
+        data.fill(0, offset, offset + (i === last ? slot + 1 : s.valid[b]));
         offset += s.width;
-      }
-      data[offset] = 0;
+      });
     }
     return np.array(data).reshape([this.batch, 1, 1, width]);
   }

@@ -4,7 +4,7 @@
  * pass `x.ref` to keep one) and returns arrays the caller owns.
  */
 import type { ModelConfig } from './config.ts';
-import { nn, np, type Tensor } from './engine.ts';
+import { nn, np, random, type Tensor } from './engine.ts';
 import { applyRope, type RopeTables } from './rope.ts';
 
 /** Additive mask value for blocked keys: large enough to vanish in softmax, finite so no NaN appears. */
@@ -28,17 +28,40 @@ export function gradBarrier(x: Tensor): Tensor {
   return np.broadcastTo(x, [1, ...shape]).reshape(shape);
 }
 
-/** x @ wᵀ (+ b), with w in Hugging Face's [out, in] layout. */
-export function linear(x: Tensor, w: Tensor, b?: Tensor): Tensor {
-  const y = gradBarrier(np.matmul(x, w.transpose()));
-  return b ? y.add(b) : y;
+/**
+ * A LoRA adapter applied inside a projection (PEFT's unmerged form), for training with dropout:
+ * y = W x + scale · B A dropout(x). `key` (a jax-js PRNG key) draws the dropout mask.
+ */
+export type LoraProjection = { a: Tensor; b: Tensor; scale: number; dropout: number; key?: Tensor };
+
+/** x @ wᵀ (+ b) (+ a LoRA adapter's low-rank term), with w in Hugging Face's [out, in] layout. */
+export function linear(x: Tensor, w: Tensor, b?: Tensor, lora?: LoraProjection): Tensor {
+  let y = gradBarrier(np.matmul(lora ? x.ref : x, w.transpose()));
+  if (b) y = y.add(b);
+  if (!lora) return y;
+  let input = x;
+  if (lora.key && lora.dropout > 0) {
+    const keep = random.bernoulli(lora.key, 1 - lora.dropout, x.shape).astype(np.float32);
+    input = x.mul(keep).mul(1 / (1 - lora.dropout));
+  } else {
+    lora.key?.dispose();
+  }
+  const low = gradBarrier(np.matmul(gradBarrier(np.matmul(input, lora.a.transpose())), lora.b.transpose()));
+  return y.add(low.mul(lora.scale));
 }
 
 /** SwiGLU MLP: down(silu(x gateᵀ) * (x upᵀ)). */
-export function swiglu(x: Tensor, gate: Tensor, up: Tensor, down: Tensor, bias?: { gate: Tensor; up: Tensor; down: Tensor }): Tensor {
-  const g = nn.silu(linear(x.ref, gate, bias?.gate));
-  const u = linear(x, up, bias?.up);
-  return linear(g.mul(u), down, bias?.down);
+export function swiglu(
+  x: Tensor,
+  gate: Tensor,
+  up: Tensor,
+  down: Tensor,
+  bias?: { gate: Tensor; up: Tensor; down: Tensor },
+  lora?: { gate?: LoraProjection; up?: LoraProjection; down?: LoraProjection },
+): Tensor {
+  const g = nn.silu(linear(x.ref, gate, bias?.gate, lora?.gate));
+  const u = linear(x, up, bias?.up, lora?.up);
+  return linear(g.mul(u), down, bias?.down, lora?.down);
 }
 
 /** [B, T, H*hd] -> [B, H, T, hd] */
@@ -119,10 +142,12 @@ export type LayerParams = {
   gateBias?: Tensor;
   upBias?: Tensor;
   downBias?: Tensor;
+  /** LoRA adapters applied inside the projections (training with dropout); keyed by PEFT module name. */
+  lora?: Partial<Record<'q_proj' | 'k_proj' | 'v_proj' | 'o_proj' | 'gate_proj' | 'up_proj' | 'down_proj', LoraProjection>>;
 };
 
 /** Short name -> Hugging Face suffix after `model.layers.{i}.` */
-export const LAYER_TENSOR_NAMES: Record<keyof LayerParams, string> = {
+export const LAYER_TENSOR_NAMES: Record<Exclude<keyof LayerParams, 'lora'>, string> = {
   inputNorm: 'input_layernorm.weight',
   qProj: 'self_attn.q_proj.weight',
   kProj: 'self_attn.k_proj.weight',
@@ -149,13 +174,13 @@ export const LAYER_TENSOR_NAMES: Record<keyof LayerParams, string> = {
  */
 export function selfAttentionQkv(
   cfg: ModelConfig,
-  p: Pick<LayerParams, 'qProj' | 'kProj' | 'vProj' | 'qBias' | 'kBias' | 'vBias' | 'qNorm' | 'kNorm'>,
+  p: Pick<LayerParams, 'qProj' | 'kProj' | 'vProj' | 'qBias' | 'kBias' | 'vBias' | 'qNorm' | 'kNorm' | 'lora'>,
   xNormed: Tensor,
   rope: RopeTables,
 ): { q: Tensor; k: Tensor; v: Tensor } {
-  let q = splitHeads(linear(xNormed.ref, p.qProj, p.qBias), cfg.numHeads);
-  let k = splitHeads(linear(xNormed.ref, p.kProj, p.kBias), cfg.numKvHeads);
-  const v = splitHeads(linear(xNormed, p.vProj, p.vBias), cfg.numKvHeads);
+  let q = splitHeads(linear(xNormed.ref, p.qProj, p.qBias, p.lora?.q_proj), cfg.numHeads);
+  let k = splitHeads(linear(xNormed.ref, p.kProj, p.kBias, p.lora?.k_proj), cfg.numKvHeads);
+  const v = splitHeads(linear(xNormed, p.vProj, p.vBias, p.lora?.v_proj), cfg.numKvHeads);
   if (p.qNorm && p.kNorm) {
     q = rmsNorm(q, p.qNorm, cfg.rmsNormEps);
     k = rmsNorm(k, p.kNorm, cfg.rmsNormEps);
@@ -183,8 +208,9 @@ export function decoderLayer(
   const k = past ? np.concatenate([past.k, qkv.k], 2) : qkv.k;
   const v = past ? np.concatenate([past.v, qkv.v], 2) : qkv.v;
   const attn = mergeHeads(attention(qkv.q, k.ref, v.ref, mask));
-  const x1 = x.add(linear(attn, p.oProj, p.oBias));
+  const x1 = x.add(linear(attn, p.oProj, p.oBias, p.lora?.o_proj));
   const mlpBias = p.gateBias && p.upBias && p.downBias ? { gate: p.gateBias, up: p.upBias, down: p.downBias } : undefined;
-  const mlp = swiglu(rmsNorm(x1.ref, p.postNorm, cfg.rmsNormEps), p.gateProj, p.upProj, p.downProj, mlpBias);
+  const mlpLora = p.lora && { gate: p.lora.gate_proj, up: p.lora.up_proj, down: p.lora.down_proj };
+  const mlp = swiglu(rmsNorm(x1.ref, p.postNorm, cfg.rmsNormEps), p.gateProj, p.upProj, p.downProj, mlpBias, mlpLora);
   return { x: x1.add(mlp), k, v };
 }

@@ -5,6 +5,7 @@
 import type { ModelConfig } from './config.ts';
 import { jit, nn, np, tree, type Tensor } from './engine.ts';
 import { causalMask, packedCausalMask } from './layers.ts';
+import type { LoraRuntime } from './lora.ts';
 import type { Params } from './params.ts';
 import { ropeTables } from './rope.ts';
 import { buildTokenBatch, completionValues, type SequenceSample, type TokenBatch, type TokenBatchOptions } from './token-batch.ts';
@@ -44,6 +45,9 @@ export type LogprobOptions = {
   temperature?: number;
 };
 
+/** The trainable part of a LoRA forward: params are then the frozen base (see forwardLogits). */
+export type LogprobLora = { lora?: LoraRuntime };
+
 /**
  * log p(target_t | tokens_≤t) at every position [B, T] (and entropy [B, T] when asked). Positions
  * outside `mask` carry values too; multiply by the mask before reducing. Consumes params and the
@@ -53,9 +57,9 @@ export function tokenLogprobs(
   cfg: ModelConfig,
   params: Params,
   batch: Omit<BatchTensors, 'mask'>,
-  options: LogprobOptions = {},
+  options: LogprobOptions & LogprobLora = {},
 ): { logprobs: Tensor; entropy?: Tensor } {
-  let logits = forwardLogits(cfg, params, batch.tokens, { cos: batch.cos, sin: batch.sin }, batch.attnMask);
+  let logits = forwardLogits(cfg, params, batch.tokens, { cos: batch.cos, sin: batch.sin }, batch.attnMask, options.lora);
   const temperature = options.temperature ?? 1;
   if (temperature !== 1) logits = logits.mul(1 / temperature);
   const logp = nn.logSoftmax(logits, -1); // [B, T, V]

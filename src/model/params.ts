@@ -102,8 +102,8 @@ export function initParams(cfg: ModelConfig, seed: number): Params {
 
 /** Layer i's arrays under short names; the same objects as in `params` (no reference is added). */
 export function layerParams(params: Params, i: number): LayerParams {
-  const out: Partial<Record<keyof LayerParams, Tensor>> = {};
-  for (const [key, suffix] of Object.entries(LAYER_TENSOR_NAMES) as [keyof LayerParams, string][]) {
+  const out: Partial<Record<keyof typeof LAYER_TENSOR_NAMES, Tensor>> = {};
+  for (const [key, suffix] of Object.entries(LAYER_TENSOR_NAMES) as [keyof typeof LAYER_TENSOR_NAMES, string][]) {
     const t = params[`model.layers.${i}.${suffix}`];
     if (t) out[key] = t;
   }

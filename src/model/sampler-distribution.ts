@@ -1,11 +1,12 @@
 /**
- * Turning one row of logits into a sampled token, on the JS side in float64:
- *   model distribution    p(x)  = softmax(logits)                        (untempered)
- *   sampling distribution q(x) ∝ softmax(logits / T) restricted to the top-k tokens, then to the
- *                                smallest most-probable set whose mass reaches top-p, renormalised
- * (the order transformers and vLLM use). T = 0 is greedy: q puts mass 1 on the argmax (lowest id on
- * ties). The sampler records log q(x) (what PPO's ratio needs) and log p(x) (what the trainer's
- * forward recomputes).
+ * Turning one row of the model's log-probabilities into a sampled token, on the JS side in float64:
+ *   model distribution    p(x)  = softmax(logits), given as log p (the engine's log-softmax)
+ *   sampling distribution q(x) ∝ p(x)^(1/T) = softmax(logits / T), restricted to the top-k tokens,
+ *                                then to the smallest most-probable set whose mass reaches top-p,
+ *                                renormalised (the order transformers and vLLM use).
+ * T = 0 is greedy: q puts mass 1 on the argmax (lowest id on ties). The sampler records log q(x)
+ * (what PPO's ratio needs) and log p(x) (what the trainer's forward recomputes).
+ * The functions take any row of scores s with softmax(s) = p: logits or log p alike.
  */
 import type { Rng } from '../core/random.ts';
 
@@ -26,7 +27,7 @@ export type TokenDraw = {
   modelLogprob: number;
 };
 
-/** log p(token) = logit - logsumexp(logits), for `row` = logits[offset .. offset + vocab). */
+/** log softmax(scores)[token] = s_token - logsumexp(s), over scores[offset .. offset + vocab). */
 export function modelLogprob(logits: ArrayLike<number>, offset: number, vocab: number, token: number): number {
   let max = -Infinity;
   for (let i = 0; i < vocab; i++) if (logits[offset + i] > max) max = logits[offset + i];
@@ -96,10 +97,13 @@ export function samplingDistribution(
   return { ids, probs };
 }
 
-/** Draws one token from row `row` of `logits` ([rows, vocab] flattened). */
-export function drawToken(logits: ArrayLike<number>, row: number, vocab: number, params: SamplingParams, rng: Rng): TokenDraw {
+/**
+ * Draws one token from row `row` of `logprobs` ([rows, vocab] flattened, each row log p, i.e.
+ * already log-softmaxed: its entry is the token's model logprob as is).
+ */
+export function drawToken(logprobs: ArrayLike<number>, row: number, vocab: number, params: SamplingParams, rng: Rng): TokenDraw {
   const offset = row * vocab;
-  const { ids, probs } = samplingDistribution(logits, offset, vocab, params);
+  const { ids, probs } = samplingDistribution(logprobs, offset, vocab, params);
   let pick = 0;
   if (ids.length > 1) {
     let u = rng.next();
@@ -113,5 +117,5 @@ export function drawToken(logits: ArrayLike<number>, row: number, vocab: number,
     }
   }
   const token = ids[pick];
-  return { token, logprob: Math.log(probs[pick]), modelLogprob: modelLogprob(logits, offset, vocab, token) };
+  return { token, logprob: Math.log(probs[pick]), modelLogprob: logprobs[offset + token] };
 }

@@ -30,6 +30,11 @@ export type TokenBatchOptions = {
   multipleOf?: number;
   /** Pack several sequences per row (block-diagonal causal attention) instead of one per row. */
   pack?: boolean;
+  /**
+   * Pad the batch with empty rows (mask 0) up to this many. jit compiles once per input shape, so
+   * a trainer that fixes `rows` and rounds `length` up (`multipleOf`) compiles a handful of times.
+   */
+  rows?: number;
 };
 
 function sequenceLength(s: SequenceSample): number {
@@ -80,6 +85,10 @@ export function buildTokenBatch(samples: readonly SequenceSample[], options: Tok
     samples.forEach((_, i) => rows.push([i]));
   }
 
+  if (options.rows !== undefined) {
+    if (rows.length > options.rows) throw new Error(`buildTokenBatch: the samples need ${rows.length} rows, more than rows ${options.rows}`);
+    while (rows.length < options.rows) rows.push([]);
+  }
   const batch = rows.length;
   const inputIds = new Int32Array(batch * length).fill(padId);
   const targetIds = new Int32Array(batch * length).fill(padId);

@@ -21,6 +21,7 @@ for (const [modelType, extra] of [
   ['llama', { attention_bias: true, mlp_bias: true, rope_scaling: { rope_type: 'linear', factor: 2 } }],
   ['qwen2', {}],
   ['qwen3', {}],
+  ['qwen3', { vocab_size: 1100 }], // above GATHER_EMBEDDING_MIN_VOCAB: the gather embedding
 ] as const) {
   test(`training-forward logprobs equal a plain-JS forward: ${modelType} ${JSON.stringify(extra)}`, async () => {
     const cfg = tinyConfig(modelType, extra);

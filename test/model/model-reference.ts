@@ -14,20 +14,46 @@ function weight(p: HostParams, name: string): HostParams[string] {
   return t;
 }
 
-/** y[t] = W x[t] + b, W stored [out, in]. */
+/** LoRA adapters in the reference: PEFT-named A/B tensors and the scale, applied unmerged. */
+export type ReferenceLora = { adapters: HostParams; scale: number };
+let activeLora: ReferenceLora | null = null;
+
+function matvec(w: HostParams[string], row: ArrayLike<number>): Float64Array {
+  const [out, inp] = w.shape;
+  const y = new Float64Array(out);
+  for (let o = 0; o < out; o++) {
+    let s = 0;
+    for (let i = 0; i < inp; i++) s += w.data[o * inp + i] * row[i];
+    y[o] = s;
+  }
+  return y;
+}
+
+/** y[t] = W x[t] + b (+ scale · B (A x[t]) when a LoRA adapter targets it), W stored [out, in]. */
 function linear(x: Matrix, p: HostParams, name: string, withBias: boolean): Matrix {
   const w = weight(p, `${name}.weight`);
-  const [out, inp] = w.shape;
   const b = withBias ? weight(p, `${name}.bias`).data : null;
+  const a = activeLora?.adapters[`base_model.model.${name}.lora_A.weight`];
+  const bl = activeLora?.adapters[`base_model.model.${name}.lora_B.weight`];
   return x.map((row) => {
-    const y = new Float64Array(out);
-    for (let o = 0; o < out; o++) {
-      let s = b ? b[o] : 0;
-      for (let i = 0; i < inp; i++) s += w.data[o * inp + i] * row[i];
-      y[o] = s;
+    const y = matvec(w, row);
+    if (b) for (let o = 0; o < y.length; o++) y[o] += b[o];
+    if (a && bl) {
+      const low = matvec(bl, matvec(a, row));
+      for (let o = 0; o < y.length; o++) y[o] += activeLora!.scale * low[o];
     }
     return y;
   });
+}
+
+/** referenceLogits with LoRA adapters applied inside the projections (the unmerged form). */
+export function referenceLogitsWithLora(cfg: ModelConfig, p: HostParams, tokens: readonly number[], lora: ReferenceLora): Matrix {
+  activeLora = lora;
+  try {
+    return referenceLogits(cfg, p, tokens);
+  } finally {
+    activeLora = null;
+  }
 }
 
 export function refRmsNorm(x: ArrayLike<number>, w: ArrayLike<number>, eps: number): Float64Array {

@@ -1,0 +1,291 @@
+/**
+ * Batched autoregressive generation with a KV cache. One `generate` call takes many requests
+ * (each with its own prompt, sampling settings, seed and `n`), prefills each distinct prompt once
+ * (the `n` samples share it; a prefix common to the prompts comes from the prefix cache), then
+ * decodes every sample in one batch, one token per row per step, dropping finished rows as the
+ * batch shrinks. Tokens are drawn on the JS side from each row's own seeded Rng, so a request's
+ * samples depend only on its seed, not on what else is in the batch.
+ *
+ * For every sampled token it reports log q (the sampling distribution, after temperature / top-k /
+ * top-p) and log p (the untempered model), the latter equal to the training forward's logprob.
+ */
+import { Rng } from '../core/random.ts';
+import type { ModelConfig } from './config.ts';
+import { np } from './engine.ts';
+import { CachedForward, rowRope } from './kv-cache-forward.ts';
+import type { KvCache } from './kv-cache.ts';
+import type { Params } from './params.ts';
+import { PrefixCache } from './prefix-cache.ts';
+import { drawToken, type SamplingParams } from './sampler-distribution.ts';
+import { prefillPrompts, bucket, type PrefillStats } from './sampler-prefill.ts';
+import { disposeWeights, fuseWeights, refWeights, type GenerationWeights } from './sampler-weights.ts';
+import { validateSampleRequest, type CheckedSampleRequest, type SampleRequest } from './sampler-request.ts';
+import { StopState, type Decode, type StopReason } from './sampler-stop.ts';
+
+export type { SampleRequest } from './sampler-request.ts';
+
+export type SampleResult = {
+  /** Every sampled id, a final stop token included. */
+  tokenIds: number[];
+  /** Per token: log q under the sampling distribution. */
+  logprobs: number[];
+  /** Per token: log p under the untempered model. */
+  modelLogprobs: number[];
+  finishReason: 'stop' | 'length';
+  stopReason: StopReason;
+  /** Decoded text without a final stop token, cut before a stop string; null without a decoder. */
+  text: string | null;
+};
+
+export type SamplerOptions = {
+  /** Token ids -> text, needed for stop strings and `text`. */
+  decode?: Decode;
+  /** Slots per decode block of the KV cache (default 32). */
+  blockSize?: number;
+  /** A prefix cache to share between samplers, false for none (default: a new one). */
+  prefixCache?: PrefixCache | false;
+  /** Shared prefixes are cached in multiples of this many tokens (default 32; see PrefillOptions). */
+  prefixGranule?: number;
+  /** Bound on attention-score elements per prefill call (default 2^24). */
+  maxScoreElements?: number;
+  /** Seeds the requests that carry no seed of their own. */
+  seed?: number;
+};
+
+export type SamplerStats = {
+  generateCalls: number;
+  prefill: PrefillStats;
+  decodeSteps: number;
+  /** Row-steps computed, padding and finished rows included (batch efficiency = decodeTokens / this). */
+  decodeRowSteps: number;
+  /** Tokens sampled by decode steps (the first token of each sample comes from its prefill). */
+  decodeTokens: number;
+  sampledTokens: number;
+  /** Wall time in prefill and in the decode loop. */
+  prefillMs: number;
+  decodeMs: number;
+};
+
+type Row = {
+  request: number;
+  sample: number;
+  params: SamplingParams;
+  rng: Rng;
+  stop: StopState;
+  ids: number[];
+  logprobs: number[];
+  modelLogprobs: number[];
+  /** Index in the current KV cache. */
+  slot: number;
+};
+
+export class Sampler {
+  readonly prefixCache: PrefixCache | null;
+  readonly stats: SamplerStats = {
+    generateCalls: 0,
+    prefill: { tokens: 0, reusedTokens: 0, rows: 0 },
+    decodeSteps: 0,
+    decodeRowSteps: 0,
+    decodeTokens: 0,
+    sampledTokens: 0,
+    prefillMs: 0,
+    decodeMs: 0,
+  };
+  private readonly fwd: CachedForward;
+  private readonly blockSize: number;
+  private readonly prefixGranule: number;
+  private readonly maxScoreElements: number;
+  private readonly seeds: Rng;
+  private params: Params;
+  /** Fused from `params` at the first generate() after they are set. */
+  private weights: GenerationWeights | null = null;
+
+  /** `params` are borrowed: the sampler never disposes them (see setParams). */
+  constructor(
+    readonly cfg: ModelConfig,
+    params: Params,
+    private readonly options: SamplerOptions = {},
+  ) {
+    this.fwd = new CachedForward(cfg);
+    this.params = params;
+    this.blockSize = options.blockSize ?? 32;
+    if (!Number.isInteger(this.blockSize) || this.blockSize < 1) throw new Error(`Sampler: blockSize must be a positive integer, got ${options.blockSize}`);
+    this.prefixGranule = options.prefixGranule ?? 32;
+    if (!Number.isInteger(this.prefixGranule) || this.prefixGranule < 1) throw new Error(`Sampler: prefixGranule must be a positive integer, got ${options.prefixGranule}`);
+    this.maxScoreElements = options.maxScoreElements ?? 1 << 24;
+    this.prefixCache = options.prefixCache === false ? null : (options.prefixCache ?? new PrefixCache());
+    this.seeds = new Rng(options.seed ?? Date.now());
+  }
+
+  /** New weights (borrowed): cached prefixes were computed with the old ones and are dropped. */
+  setParams(params: Params): void {
+    this.params = params;
+    if (this.weights) disposeWeights(this.weights);
+    this.weights = null;
+    this.prefixCache?.clear();
+  }
+
+  /** Samples `n` completions for each request; result[i][j] is sample j of request i. */
+  async generate(requests: SampleRequest[]): Promise<SampleResult[][]> {
+    const checked = requests.map((r, i) => validateSampleRequest(r, this.cfg, `requests[${i}]`));
+    this.stats.generateCalls++;
+    if (checked.length === 0) return [];
+    this.weights ??= fuseWeights(this.cfg, this.params);
+    // Hold this call's own references: a setParams() during generation does not change its weights.
+    const weights = refWeights(this.weights);
+    try {
+      return await this.run(weights, checked);
+    } finally {
+      disposeWeights(weights);
+    }
+  }
+
+  private async run(weights: GenerationWeights, requests: CheckedSampleRequest[]): Promise<SampleResult[][]> {
+    // Distinct prompts, each prefilled once.
+    const promptIndex = new Map<string, number>();
+    const prompts: number[][] = [];
+    const requestPrompt = requests.map((r) => {
+      const key = r.promptIds.join(',');
+      let index = promptIndex.get(key);
+      if (index === undefined) {
+        index = prompts.length;
+        promptIndex.set(key, index);
+        prompts.push(r.promptIds);
+      }
+      return index;
+    });
+    const prefillStart = performance.now();
+    const prefill = await prefillPrompts(this.fwd, weights, prompts, {
+      prefixCache: this.prefixCache,
+      prefixGranule: this.prefixGranule,
+      maxScoreElements: this.maxScoreElements,
+    });
+    this.stats.prefillMs += performance.now() - prefillStart;
+    this.stats.prefill.tokens += prefill.stats.tokens;
+    this.stats.prefill.reusedTokens += prefill.stats.reusedTokens;
+    this.stats.prefill.rows += prefill.stats.rows;
+
+    const rows: Row[] = [];
+    const rowPrompt: number[] = [];
+    requests.forEach((r, i) => {
+      const maxTokens = Math.min(r.maxTokens, this.cfg.maxPositionEmbeddings - r.promptIds.length);
+      const seed = r.seed ?? this.seeds.nextUint32();
+      for (let j = 0; j < r.n; j++) {
+        rows.push({
+          request: i,
+          sample: j,
+          params: { temperature: r.temperature, topK: r.topK, topP: r.topP },
+          rng: new Rng(seed, j),
+          stop: new StopState({ stopTokenIds: new Set(r.stopTokenIds), stop: r.stop, maxTokens }, this.options.decode ?? null),
+          ids: [],
+          logprobs: [],
+          modelLogprobs: [],
+          slot: rows.length,
+        });
+        rowPrompt.push(requestPrompt[i]);
+      }
+    });
+    // First token of every sample from its prompt's prefill.
+    const live: Row[] = [];
+    rows.forEach((row, i) => {
+      this.accept(row, prefill.logprobs[rowPrompt[i]], 0);
+      if (!row.stop.reason) live.push(row);
+    });
+    let cache: KvCache | null = null;
+    if (live.length > 0) {
+      const select = padRows(live.map((row) => rowPrompt[rows.indexOf(row)]));
+      live.forEach((row, i) => (row.slot = i));
+      cache = prefill.cache.selectRows(select);
+    }
+    prefill.cache.dispose();
+    if (cache) await this.decode(weights, cache, live);
+    const withText = this.options.decode !== undefined;
+    return requests.map((_, i) => rows.filter((row) => row.request === i).map((row) => toResult(row, withText)));
+  }
+
+  /** Decodes until every live row stops; disposes `cache` (and its replacements). */
+  private async decode(weights: GenerationWeights, initial: KvCache, live: Row[]): Promise<void> {
+    let cache = initial;
+    const K = this.blockSize;
+    const start = performance.now();
+    try {
+      while (live.length > 0) {
+        // Compact: once half the rows are done, continue with a smaller batch.
+        if (cache.batch > 1 && bucket(live.length) <= cache.batch / 2) {
+          const next = cache.selectRows(padRows(live.map((row) => row.slot)));
+          cache.dispose();
+          cache = next;
+          live.forEach((row, i) => (row.slot = i));
+        }
+        let slot = cache.openDecodeSlot();
+        if (slot === null) {
+          cache.appendDecodeBlock(K);
+          slot = 0;
+        }
+        const B = cache.batch;
+        const tokens = new Int32Array(B);
+        for (const row of live) tokens[row.slot] = row.ids[row.ids.length - 1];
+        const oneHot = new Float32Array(K);
+        oneHot[slot] = 1;
+        const out = this.fwd.decode(
+          refWeights(weights),
+          {
+            tokens: np.array(tokens, { dtype: np.int32 }),
+            rope: rowRope(this.cfg, this.fwd.invFreq, cache.positions, B),
+            mask: cache.decodeMask(slot),
+            slot: np.array(oneHot).reshape([1, 1, K, 1]),
+          },
+          cache.blocksRef(),
+        );
+        cache.commitDecode(out.last, slot);
+        const logprobs = (await out.logprobs.data()) as Float32Array;
+        this.stats.decodeSteps++;
+        this.stats.decodeRowSteps += B;
+        for (const row of live) this.accept(row, logprobs, row.slot);
+        this.stats.decodeTokens += live.length;
+        live = live.filter((row) => !row.stop.reason);
+      }
+    } finally {
+      cache.dispose();
+      this.stats.decodeMs += performance.now() - start;
+    }
+  }
+
+  /** Draws the next token of `row` from row `index` of `logprobs` ([rows, V]) and checks its stop rules. */
+  private accept(row: Row, logprobs: Float32Array, index: number): void {
+    const draw = drawToken(logprobs, index, this.cfg.vocabSize, row.params, row.rng);
+    row.ids.push(draw.token);
+    row.logprobs.push(draw.logprob);
+    row.modelLogprobs.push(draw.modelLogprob);
+    this.stats.sampledTokens++;
+    row.stop.update(row.ids);
+  }
+
+  /** Frees the compiled programs, fused weights and the prefix cache it made (not the borrowed params). */
+  dispose(): void {
+    this.fwd.dispose();
+    if (this.weights) disposeWeights(this.weights);
+    this.weights = null;
+    if (this.options.prefixCache === undefined) this.prefixCache?.clear();
+  }
+}
+
+/** Pads a row list to a power-of-two batch by repeating its first row. */
+function padRows(rows: number[]): number[] {
+  const out = rows.slice();
+  const size = bucket(rows.length);
+  while (out.length < size) out.push(rows[0]);
+  return out;
+}
+
+function toResult(row: Row, withText: boolean): SampleResult {
+  const reason = row.stop.reason ?? { type: 'length' as const };
+  return {
+    tokenIds: row.ids,
+    logprobs: row.logprobs,
+    modelLogprobs: row.modelLogprobs,
+    finishReason: reason.type === 'length' ? 'length' : 'stop',
+    stopReason: reason,
+    text: withText ? row.stop.text : null,
+  };
+}

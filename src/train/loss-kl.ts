@@ -1,0 +1,24 @@
+/**
+ * KL to a frozen reference policy, per token, with Schulman's k3 estimator (DeepSeekMath GRPO):
+ *
+ *   k3 = exp(ref − new) − (ref − new) − 1   ≥ 0, = 0 iff ref = new,
+ *
+ * an unbiased, low-variance estimate of KL(π_new ‖ π_ref) from tokens sampled by π_new
+ * (E_new[π_ref/π_new] = 1). Its gradient in log π_new is 1 − π_ref/π_new.
+ * The same estimator with x = new − old is the "approx KL" metric between policy versions.
+ * Consumes its arguments.
+ */
+import { np, type Tensor } from '../model/engine.ts';
+
+/** k3 of a log-ratio x: exp(x) − x − 1, per element. */
+export function k3(logRatio: Tensor): Tensor {
+  return np.exp(logRatio.ref).sub(logRatio).sub(1);
+}
+
+/**
+ * k3 estimate of KL(π_new ‖ π_ref) per token [B, T]. `mask` zeroes the log-ratio where it is 0
+ * (padding), so the estimate is exactly 0 there whatever the padded values are.
+ */
+export function klToReference(refLogprobs: Tensor, newLogprobs: Tensor, mask: Tensor): Tensor {
+  return k3(refLogprobs.sub(newLogprobs).mul(mask));
+}

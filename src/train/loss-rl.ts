@@ -1,0 +1,108 @@
+/**
+ * The RL loss of a trainer step (DESIGN rule 6) on per-token tensors [B, T], independent of the
+ * model: the policy term (clipped PPO or CISPO), optionally corrected by a truncated importance
+ * weight, plus β times the k3 KL to a frozen reference, length-normalised; and the metrics to log.
+ *
+ *   x_t  = log π_new − log π_old            (π_old = oldLogprobs, or the sampler when absent)
+ *   ℓ_t  = w_t · policyTerm(x_t, A_t) + β · k3(log π_ref − log π_new)
+ *   w_t  = min(π_old / π_sampler, isCap)    (1 when oldLogprobs is absent: the sampler is π_old)
+ *   loss = Σ_t weight_t(lengthNorm) · ℓ_t
+ *
+ * The importance weight multiplies the policy term only, as in verl: the KL penalty is a
+ * regulariser of π_new, not an estimate under the sampler. Metrics are token means over the mask.
+ * Consumes every Tensor in `inputs` (jax-js convention); returns what ParamTrainer's LossFn accepts.
+ */
+import type { LossWithMetrics } from './loss-types.ts';
+import { lax, np, type Tensor } from '../model/engine.ts';
+import type { LossSettings } from './loss-config.ts';
+import { truncatedImportanceWeight } from './loss-importance.ts';
+import { k3, klToReference } from './loss-kl.ts';
+import { lengthNormWeights, maskedMean, weightedSum } from './loss-normalize.ts';
+import { cispoTerm, ppoClipTerm } from './loss-policy.ts';
+
+export interface PolicyLossInputs {
+  /** log π_new per token [B, T], differentiable (tokenLogprobs). */
+  newLogprobs: Tensor;
+  /** log π_sampler per token [B, T], recorded when the tokens were sampled. */
+  samplingLogprobs: Tensor;
+  /** Per-token advantage [B, T]. */
+  advantages: Tensor;
+  /** 1 on trained tokens, 0 on prompt and padding [B, T]. */
+  mask: Tensor;
+  /** log π_old [B, T] when the ratio's anchor is not the sampler (then w_t corrects for the sampler). */
+  oldLogprobs?: Tensor;
+  /** log π_ref [B, T] of the frozen reference; needed when klBeta > 0. */
+  refLogprobs?: Tensor;
+  /** Per-token entropy of π_new [B, T] (tokenLogprobs' entropy), reported only. */
+  entropy?: Tensor;
+  /** Masked tokens of each token's sequence [B, T], for grpo/dr_grpo on packed rows (default: per row). */
+  sequenceLengths?: Tensor;
+}
+
+/**
+ * Metric names: policyLoss and klLoss (the two parts of the loss, normalised), clipFracLow and
+ * clipFracHigh (share of tokens where each clip bound took effect), ratioMean (mean π_new/π_old),
+ * approxKl (k3 mean of KL(π_old ‖ π_new)), isCappedShare and isWeightMean (the importance weight;
+ * 0 and 1 without oldLogprobs), refKl (k3 mean to the reference; only with refLogprobs), entropy
+ * (only with entropy).
+ */
+export function policyLoss(inputs: PolicyLossInputs, settings: LossSettings): LossWithMetrics {
+  const { newLogprobs, samplingLogprobs, advantages, mask, oldLogprobs, refLogprobs, entropy } = inputs;
+  if (settings.klBeta > 0 && !refLogprobs) {
+    for (const t of Object.values(inputs) as (Tensor | undefined)[]) t?.dispose();
+    throw new Error('loss: klBeta > 0 needs refLogprobs (the frozen reference policy)');
+  }
+  const weights = lengthNormWeights(mask.ref, settings, inputs.sequenceLengths);
+  const metrics: Record<string, Tensor> = {};
+  const mean = (x: Tensor): Tensor => lax.stopGradient(maskedMean(x, mask.ref));
+
+  // The PPO ratio's anchor, and the sampler correction when the anchor is not the sampler.
+  let isWeight: Tensor | null = null;
+  let anchor: Tensor;
+  if (oldLogprobs) {
+    const is = truncatedImportanceWeight(oldLogprobs.ref.sub(samplingLogprobs).mul(mask.ref), settings.isCap);
+    metrics.isCappedShare = mean(is.capped);
+    metrics.isWeightMean = mean(is.weight.ref);
+    isWeight = is.weight;
+    anchor = oldLogprobs;
+  } else {
+    metrics.isCappedShare = np.array(0);
+    metrics.isWeightMean = np.array(1);
+    anchor = samplingLogprobs;
+  }
+  const logRatio = newLogprobs.ref.sub(anchor).mul(mask.ref);
+  metrics.approxKl = mean(k3(lax.stopGradient(logRatio.ref)));
+
+  const range = { clipLow: settings.clipLow, clipHigh: settings.clipHigh };
+  const term =
+    settings.policyLoss === 'cispo'
+      ? cispoTerm(newLogprobs.ref, logRatio, advantages, range)
+      : ppoClipTerm(logRatio, advantages, range);
+  metrics.ratioMean = mean(term.ratio);
+  metrics.clipFracLow = mean(term.clippedLow);
+  metrics.clipFracHigh = mean(term.clippedHigh);
+  const perToken = isWeight ? term.loss.mul(isWeight) : term.loss;
+  let loss = weightedSum(perToken, weights.ref);
+  metrics.policyLoss = lax.stopGradient(loss.ref);
+
+  if (refLogprobs) {
+    const kl = klToReference(refLogprobs, newLogprobs.ref, mask.ref);
+    metrics.refKl = mean(lax.stopGradient(kl.ref));
+    if (settings.klBeta > 0) {
+      const klLoss = weightedSum(kl, weights.ref).mul(settings.klBeta);
+      metrics.klLoss = lax.stopGradient(klLoss.ref);
+      loss = loss.add(klLoss);
+    } else {
+      kl.dispose();
+      metrics.klLoss = np.array(0);
+    }
+  } else {
+    metrics.klLoss = np.array(0);
+  }
+  if (entropy) metrics.entropy = mean(lax.stopGradient(entropy));
+
+  newLogprobs.dispose();
+  weights.dispose();
+  mask.dispose();
+  return [loss, metrics];
+}

@@ -1,0 +1,84 @@
+/** The per-token terms and estimators against numbers worked out by hand (ε_low 0.2, ε_high 0.28). */
+import assert from 'node:assert/strict';
+import { before, test } from 'node:test';
+import { grad, initEngine, np, type Tensor } from '../../src/model/engine.ts';
+import { truncatedImportanceWeight } from '../../src/train/loss-importance.ts';
+import { k3, klToReference } from '../../src/train/loss-kl.ts';
+import { cispoTerm, ppoClipTerm } from '../../src/train/loss-policy.ts';
+
+before(async () => {
+  await initEngine({ threads: 1 });
+});
+
+const RANGE = { clipLow: 0.2, clipHigh: 0.28 };
+const ratios = [1.5, 0.5, 1.5, 0.5];
+const advantages = [2, -1, -1, 2];
+const logRatio = (): Tensor => np.array([ratios.map(Math.log)]);
+
+function close(actual: ArrayLike<number>, expected: number[], tol = 1e-5, what = ''): void {
+  assert.equal(actual.length, expected.length, `${what}: length`);
+  for (let i = 0; i < expected.length; i++) {
+    assert.ok(Math.abs(actual[i] - expected[i]) <= tol, `${what}[${i}]: ${actual[i]} vs ${expected[i]}`);
+  }
+}
+
+test('ppo clip: −min(r·A, clip(r)·A) per token, and which bound took effect', async () => {
+  const term = ppoClipTerm(logRatio(), np.array([advantages]), RANGE);
+  // r=1.5 A=2:  −min(3, 1.28·2) = −2.56   (clipped high)
+  // r=0.5 A=−1: −min(−0.5, 0.8·−1) = 0.8  (clipped low)
+  // r=1.5 A=−1: −min(−1.5, −1.28) = 1.5   (pessimistic side: not clipped)
+  // r=0.5 A=2:  −min(1, 1.6) = −1         (not clipped)
+  close(await term.loss.data(), [-2.56, 0.8, 1.5, -1], 1e-5, 'loss');
+  close(await term.ratio.data(), ratios, 1e-6, 'ratio');
+  close(await term.clippedLow.data(), [0, 1, 0, 0], 0, 'clippedLow');
+  close(await term.clippedHigh.data(), [1, 0, 0, 0], 0, 'clippedHigh');
+});
+
+test('ppo clip: the gradient is 0 on clipped tokens and −r·A elsewhere', async () => {
+  const g = grad((x: Tensor) => ppoClipTerm(x, np.array([advantages]), RANGE).loss.sum())(logRatio());
+  // d(−r·A)/dx = −r·A with r = exp(x): tokens 3 and 4 give −1.5·−1 = 1.5 and −0.5·2 = −1.
+  close(await g.data(), [0, 0, 1.5, -1], 1e-5, 'd loss / d log r');
+});
+
+test('cispo: −sg(clip(r))·A·log π, with a gradient on every token, clipped ones included', async () => {
+  const newLp = [-0.5, -1, -2, -0.1];
+  const term = cispoTerm(np.array([newLp]), logRatio(), np.array([advantages]), RANGE);
+  // weights clip(r, 0.8, 1.28) = [1.28, 0.8, 1.28, 0.8]; loss = −w·A·logπ
+  close(await term.loss.data(), [1.28, -0.8, -2.56, 0.16], 1e-5, 'loss');
+  close(await term.clippedLow.data(), [0, 1, 0, 1], 0, 'clippedLow');
+  close(await term.clippedHigh.data(), [1, 0, 1, 0], 0, 'clippedHigh');
+
+  // The ratio is built from the same log π inside the function: the stop-gradient must leave
+  // d loss / d log π = −w·A, not the derivative through w.
+  const sampling = newLp.map((lp, i) => lp - Math.log(ratios[i]));
+  const g = grad((lp: Tensor) => {
+    const x = lp.ref.sub(np.array([sampling]));
+    return cispoTerm(lp, x, np.array([advantages]), RANGE).loss.sum();
+  })(np.array([newLp]));
+  close(await g.data(), [-2.56, 0.8, 1.28, -1.6], 1e-5, 'd loss / d log π');
+});
+
+test('k3: exp(x) − x − 1, zero at x = 0', async () => {
+  const x = [0, Math.LN2, -Math.LN2, 1];
+  // 2 − ln2 − 1 = 0.306853, 0.5 + ln2 − 1 = 0.193147, e − 2 = 0.718282
+  close(await k3(np.array(x)).data(), [0, 0.306853, 0.193147, 0.718282], 1e-6, 'k3');
+});
+
+test('k3 KL to the reference: 0 where ref = new, gradient 1 − π_ref/π_new, masked padding stays finite', async () => {
+  const ref = [-1, -1 + Math.LN2, -1 - Math.LN2, 150];
+  const fresh = [-1, -1, -1, -80];
+  const mask = [1, 1, 1, 0];
+  const kl = klToReference(np.array(ref), np.array(fresh), np.array(mask));
+  // ref − new = [0, ln2, −ln2, masked]
+  close(await kl.data(), [0, 0.306853, 0.193147, 0], 1e-6, 'kl');
+  const g = grad((lp: Tensor) => klToReference(np.array(ref), lp, np.array(mask)).sum())(np.array(fresh));
+  // d/d new of exp(ref − new) − (ref − new) − 1 = 1 − exp(ref − new) = [0, 1 − 2, 1 − 0.5, 0]
+  close(await g.data(), [0, -1, 0.5, 0], 1e-6, 'gradient');
+});
+
+test('truncated importance weight: min(π_old/π_sampler, cap) and the capped share', async () => {
+  // old − sampling = [0, ln 3, −ln 2, ln 1.5] → π_old/π_sampler = [1, 3, 0.5, 1.5]; cap 2
+  const w = truncatedImportanceWeight(np.array([0, Math.log(3), -Math.LN2, Math.log(1.5)]), 2);
+  close(await w.weight.data(), [1, 2, 0.5, 1.5], 1e-6, 'weight');
+  close(await w.capped.data(), [0, 1, 0, 0], 0, 'capped');
+});
