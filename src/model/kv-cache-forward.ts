@@ -41,11 +41,14 @@ export class CachedForward {
   readonly invFreq: Float64Array;
   private readonly prefillJit;
   private readonly decodeJit;
+  private readonly mergeJit;
 
   constructor(readonly cfg: ModelConfig) {
     this.invFreq = ropeInvFreq(cfg);
     this.prefillJit = jit((w: GenerationWeights, inputs: PrefillInputs, past: KvBlock[][]) => prefillTraced(cfg, w, inputs, past));
     this.decodeJit = jit((w: GenerationWeights, inputs: DecodeInputs, cache: KvBlock[][]) => decodeTraced(cfg, w, inputs, cache));
+    // past [B, Hkv, cap, hd] with slots [o, o + K) taken from open [B, Hkv, K, hd]: index[t] = t - o (clamped).
+    this.mergeJit = jit((past: Tensor, open: Tensor, index: Tensor, inRange: Tensor) => np.where(inRange, np.take(open, index, 2), past));
   }
 
   /** Consumes weights, inputs and past (pass refs). Returns log p [B, V] and the chunk's blocks per layer. */
@@ -58,9 +61,25 @@ export class CachedForward {
     return this.decodeJit(w, inputs, cache) as { logprobs: Tensor; last: KvBlock[] };
   }
 
+  /** `past` with slots [offset, offset + K) replaced by `open` (K slots), in every row. Consumes past and open. */
+  merge(past: Tensor, open: Tensor, offset: number): Tensor {
+    const capacity = past.shape[2];
+    const K = open.shape[2];
+    const index = new Int32Array(capacity);
+    const inRange = new Uint8Array(capacity);
+    for (let t = 0; t < capacity; t++) {
+      const i = t - offset;
+      index[t] = Math.min(Math.max(i, 0), K - 1);
+      inRange[t] = i >= 0 && i < K ? 1 : 0;
+    }
+    const mask = np.array(Array.from(inRange, (x) => x === 1)).reshape([1, 1, capacity, 1]);
+    return this.mergeJit(past, open, np.array(index, { dtype: np.int32 }), mask) as Tensor;
+  }
+
   dispose(): void {
     this.prefillJit.dispose();
     this.decodeJit.dispose();
+    this.mergeJit.dispose();
   }
 }
 

@@ -1,139 +1,198 @@
 /**
- * The keys and values of a batch of rows being generated, kept as a list of blocks per layer
- * rather than one preallocated array: jax-js arrays are immutable, so writing one token into a big
- * cache would copy all of it every step. Here a step rewrites only the small current decode block
- * (a masked write at one slot), and a full block is simply kept while a new zero block is appended.
+ * The keys and values of a batch of rows being generated. jax-js arrays are immutable, so writing
+ * one token into a big cache would copy all of it every step; instead, per layer:
+ *   shared  blocks with batch 1 (a cached system prompt), attended to by every row, never copied;
+ *   past    [B, Hkv, capacity, hd]: the rows' prompts, then their decoded tokens, one block at a time;
+ *   open    [B, Hkv, K, hd]: where decode steps write, one slot per step (a K-slot masked write).
+ * When the open block is full it is merged into `past` at the next free offset (one pass over
+ * `past` every K steps), growing `past` to the next power of two when needed. So a decode step
+ * sees only (batch, shared widths, capacity, K): few distinct compiled shapes however long the
+ * generation, and a fixed number of attention blocks.
  *
- * Segments (the same for every layer), in order: shared blocks (batch 1, e.g. a cached system
- * prompt), the rows' prompt block, decode blocks. Each segment records, per row, how many of its
- * slots hold real keys; the attention mask is built from that on the JS side every step.
+ * Validity is kept on the JS side (rows have different prompt lengths; padded slots are holes)
+ * and turned into the attention mask every step.
  */
 import type { ModelConfig } from './config.ts';
 import { np, type Tensor } from './engine.ts';
 import type { KvBlock } from './kv-cache-attention.ts';
 import { MASKED } from './layers.ts';
 
-export type SegmentKind = 'shared' | 'prompt' | 'decode';
+/** Writes `open` into `past` at slots [offset, offset + K) of every row; consumes past and open. */
+export type MergeFn = (past: Tensor, open: Tensor, offset: number) => Tensor;
 
-export type Segment = {
-  kind: SegmentKind;
-  width: number;
-  /** Per row: slots [0, valid[b]) hold real keys. */
-  valid: Int32Array;
-};
+/** Smallest power of two >= n, at least 32: the capacities `past` takes. */
+export function pastCapacity(n: number): number {
+  let c = 32;
+  while (c < n) c *= 2;
+  return c;
+}
 
 export class KvCache {
   private disposed = false;
+  private open: KvBlock[] | null = null;
+  /** Slots of the open block written so far (the same in every row). */
+  private openFill = 0;
 
   /**
-   * Takes ownership of `layers` (per layer, one block per segment). `positions[b]` is the RoPE
-   * position the row's next token gets.
+   * Takes ownership of the arrays. `pastValid` is [batch * capacity] (1 = a real key),
+   * `pastUsed` the first slot of `past` no row uses yet, `positions[b]` the RoPE position of the
+   * row's next token.
    */
   constructor(
     readonly cfg: ModelConfig,
     readonly batch: number,
-    private layers: KvBlock[][],
-    readonly segments: Segment[],
+    readonly blockSize: number,
+    private shared: KvBlock[][],
+    private past: KvBlock[],
+    private pastValid: Uint8Array,
+    private pastUsed: number,
     readonly positions: Int32Array,
   ) {
-    if (layers.length !== cfg.numLayers) throw new Error(`KvCache: ${layers.length} layers given, config has ${cfg.numLayers}`);
-    for (const blocks of layers) {
-      if (blocks.length !== segments.length) throw new Error(`KvCache: ${blocks.length} blocks in a layer, ${segments.length} segments`);
-    }
+    if (shared.length !== cfg.numLayers || past.length !== cfg.numLayers) throw new Error(`KvCache: ${cfg.numLayers} layers expected`);
     if (positions.length !== batch) throw new Error(`KvCache: ${positions.length} positions for batch ${batch}`);
+    if (pastValid.length !== batch * this.capacity) throw new Error(`KvCache: validity has ${pastValid.length} entries, expected ${batch * this.capacity}`);
   }
 
-  /** Total key slots across segments. */
-  get slots(): number {
-    return this.segments.reduce((n, s) => n + s.width, 0);
+  /** Builds a cache from a prefill: `prompt` [B, Hkv, C, hd] per layer, row b holding `lengths[b]` real tokens. */
+  static fromPrefill(
+    cfg: ModelConfig,
+    blockSize: number,
+    shared: KvBlock[][],
+    sharedLength: number,
+    prompt: KvBlock[],
+    lengths: number[],
+  ): KvCache {
+    const batch = lengths.length;
+    const C = prompt[0].k.shape[2];
+    const capacity = pastCapacity(C + blockSize);
+    const pad = (x: Tensor) => np.concatenate([x, np.zeros([batch, cfg.numKvHeads, capacity - C, cfg.headDim])], 2);
+    const past = prompt.map((b) => ({ k: pad(b.k), v: pad(b.v) }));
+    const valid = new Uint8Array(batch * capacity);
+    lengths.forEach((len, b) => valid.fill(1, b * capacity, b * capacity + len));
+    const positions = Int32Array.from(lengths, (len) => sharedLength + len);
+    return new KvCache(cfg, batch, blockSize, shared, past, valid, C, positions);
   }
 
-  /** Every layer's blocks with a reference added for each (for a jit call that consumes them). */
-  blocksRef(): KvBlock[][] {
-    this.check();
-    return this.layers.map((blocks) => blocks.map((b) => ({ k: b.k.ref, v: b.v.ref })));
+  get capacity(): number {
+    return this.past[0].k.shape[2];
   }
 
-  /** The current (last) segment, where the next decode token is written, or null when it is full or not a decode block. */
-  openDecodeSlot(): number | null {
-    const last = this.segments[this.segments.length - 1];
-    if (!last || last.kind !== 'decode') return null;
-    const used = last.valid[0];
-    return used < last.width ? used : null;
-  }
-
-  /** Appends a zero decode block of `width` slots to every layer. */
-  appendDecodeBlock(width: number): void {
-    this.check();
-    const shape = [this.batch, this.cfg.numKvHeads, width, this.cfg.headDim];
-    for (const blocks of this.layers) blocks.push({ k: np.zeros(shape), v: np.zeros(shape) });
-    this.segments.push({ kind: 'decode', width, valid: new Int32Array(this.batch) });
-  }
-
-  /** Replaces the last block of every layer (after a step wrote a slot) and marks slot `slot` valid in every row. */
-  commitDecode(lastBlocks: KvBlock[], slot: number): void {
-    this.check();
-    if (lastBlocks.length !== this.layers.length) throw new Error('KvCache.commitDecode: one block per layer expected');
-    this.layers.forEach((blocks, l) => {
-      const old = blocks[blocks.length - 1];
-      old.k.dispose();
-      old.v.dispose();
-      blocks[blocks.length - 1] = lastBlocks[l];
-    });
-    this.segments[this.segments.length - 1].valid.fill(slot + 1);
-    for (let b = 0; b < this.batch; b++) this.positions[b]++;
+  private get sharedWidth(): number {
+    return this.shared[0].reduce((n, b) => n + b.k.shape[2], 0);
   }
 
   /**
-   * Additive mask [B, 1, 1, slots] for a one-token decode step that writes slot `slot` of the last
-   * (open) block: every valid slot of the row, and that slot.
+   * The open slot the next decode step writes; when the open block is full it is first merged
+   * into `past` (with `merge`, the compiled write), growing `past` if needed.
    */
+  nextSlot(merge: MergeFn): number {
+    this.check();
+    const K = this.blockSize;
+    if (!this.open) {
+      const shape = [this.batch, this.cfg.numKvHeads, K, this.cfg.headDim];
+      this.open = this.past.map(() => ({ k: np.zeros(shape), v: np.zeros(shape) }));
+      this.openFill = 0;
+    }
+    if (this.openFill < K) return this.openFill;
+    if (this.pastUsed + K > this.capacity) this.grow(pastCapacity(this.pastUsed + K));
+    const offset = this.pastUsed;
+    this.past = this.past.map((p, l) => ({
+      k: merge(p.k, (this.open as KvBlock[])[l].k.ref, offset),
+      v: merge(p.v, (this.open as KvBlock[])[l].v.ref, offset),
+    }));
+    const cap = this.capacity;
+    for (let b = 0; b < this.batch; b++) this.pastValid.fill(1, b * cap + offset, b * cap + offset + K);
+    this.pastUsed += K;
+    this.openFill = 0;
+    return 0;
+  }
+
+  private grow(capacity: number): void {
+    const old = this.capacity;
+    const extra = [this.batch, this.cfg.numKvHeads, capacity - old, this.cfg.headDim];
+    this.past = this.past.map((p) => ({ k: np.concatenate([p.k, np.zeros(extra)], 2), v: np.concatenate([p.v, np.zeros(extra)], 2) }));
+    const valid = new Uint8Array(this.batch * capacity);
+    for (let b = 0; b < this.batch; b++) valid.set(this.pastValid.subarray(b * old, (b + 1) * old), b * capacity);
+    this.pastValid = valid;
+  }
+
+  /** Per layer [...shared, past, open], a reference added to each (for a jit call that consumes them). */
+  blocksRef(): KvBlock[][] {
+    this.check();
+    if (!this.open) throw new Error('KvCache.blocksRef: call nextSlot() first');
+    const open = this.open;
+    return this.shared.map((blocks, l) => [...blocks, this.past[l], open[l]].map((b) => ({ k: b.k.ref, v: b.v.ref })));
+  }
+
+  /** After a decode step wrote slot `slot` of the open block: takes the new open blocks. */
+  commitDecode(open: KvBlock[], slot: number): void {
+    this.check();
+    for (const b of this.open ?? []) {
+      b.k.dispose();
+      b.v.dispose();
+    }
+    this.open = open;
+    this.openFill = slot + 1;
+    for (let b = 0; b < this.batch; b++) this.positions[b]++;
+  }
+
+  /** Additive mask [B, 1, 1, shared + capacity + K] for the step writing open slot `slot`. */
   decodeMask(slot: number): Tensor {
-    const width = this.slots;
+    const S = this.sharedWidth;
+    const cap = this.capacity;
+    const width = S + cap + this.blockSize;
     const data = new Float32Array(this.batch * width).fill(MASKED);
-    const last = this.segments.length - 1;
     for (let b = 0; b < this.batch; b++) {
-      let offset = b * width;
-      this.segments.forEach((s, i) => {
-        data.fill(0, offset, offset + (i === last ? slot + 1 : s.valid[b]));
-        offset += s.width;
-      });
+      const row = b * width;
+      data.fill(0, row, row + S);
+      for (let t = 0; t < cap; t++) if (this.pastValid[b * cap + t]) data[row + S + t] = 0;
+      data.fill(0, row + S + cap, row + S + cap + slot + 1);
     }
     return np.array(data).reshape([this.batch, 1, 1, width]);
   }
 
   /**
    * A new cache whose row i is this cache's row `rows[i]` (repeats allowed: n samples of a prompt,
-   * padding rows; a subset: dropping finished rows). Shared blocks are kept, not copied.
-   * This cache stays valid; dispose it separately.
+   * padding rows; a subset: dropping finished rows). Shared blocks are kept, not copied. This cache
+   * stays valid; dispose it separately.
    */
   selectRows(rows: number[]): KvCache {
     this.check();
     for (const r of rows) if (!Number.isInteger(r) || r < 0 || r >= this.batch) throw new Error(`KvCache.selectRows: row ${r} out of range`);
     const identity = rows.length === this.batch && rows.every((r, i) => r === i);
     const index = np.array(Int32Array.from(rows), { dtype: np.int32 });
-    const layers = this.layers.map((blocks) =>
-      blocks.map((b, i) =>
-        this.segments[i].kind === 'shared' || identity
-          ? { k: b.k.ref, v: b.v.ref }
-          : { k: np.take(b.k.ref, index.ref, 0), v: np.take(b.v.ref, index.ref, 0) },
-      ),
+    const pick = (x: Tensor) => (identity ? x.ref : np.take(x.ref, index.ref, 0));
+    const cap = this.capacity;
+    const valid = new Uint8Array(rows.length * cap);
+    rows.forEach((r, i) => valid.set(this.pastValid.subarray(r * cap, (r + 1) * cap), i * cap));
+    const out = new KvCache(
+      this.cfg,
+      rows.length,
+      this.blockSize,
+      this.shared.map((blocks) => blocks.map((b) => ({ k: b.k.ref, v: b.v.ref }))),
+      this.past.map((b) => ({ k: pick(b.k), v: pick(b.v) })),
+      valid,
+      this.pastUsed,
+      Int32Array.from(rows, (r) => this.positions[r]),
     );
+    if (this.open) {
+      out.open = this.open.map((b) => ({ k: pick(b.k), v: pick(b.v) }));
+      out.openFill = this.openFill;
+    }
     index.dispose();
-    const segments = this.segments.map((s) => ({ ...s, valid: Int32Array.from(rows, (r) => s.valid[r]) }));
-    return new KvCache(this.cfg, rows.length, layers, segments, Int32Array.from(rows, (r) => this.positions[r]));
+    return out;
   }
 
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
-    for (const blocks of this.layers) {
-      for (const b of blocks) {
-        b.k.dispose();
-        b.v.dispose();
-      }
+    for (const b of [...this.shared.flat(), ...this.past, ...(this.open ?? [])]) {
+      b.k.dispose();
+      b.v.dispose();
     }
-    this.layers = [];
+    this.shared = [];
+    this.past = [];
+    this.open = null;
   }
 
   private check(): void {

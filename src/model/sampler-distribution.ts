@@ -103,6 +103,10 @@ export function samplingDistribution(
  */
 export function drawToken(logprobs: ArrayLike<number>, row: number, vocab: number, params: SamplingParams, rng: Rng): TokenDraw {
   const offset = row * vocab;
+  const topK = params.topK ?? 0;
+  if (params.temperature > 0 && (params.topP ?? 1) >= 1 && !(topK > 0 && topK < vocab)) {
+    return drawTempered(logprobs, offset, vocab, params.temperature, rng);
+  }
   const { ids, probs } = samplingDistribution(logprobs, offset, vocab, params);
   let pick = 0;
   if (ids.length > 1) {
@@ -118,4 +122,31 @@ export function drawToken(logprobs: ArrayLike<number>, row: number, vocab: numbe
   }
   const token = ids[pick];
   return { token, logprob: Math.log(probs[pick]), modelLogprob: logprobs[offset + token] };
+}
+
+/**
+ * Temperature only (no top-k / top-p): q = softmax(s / T) over the whole vocabulary, drawn by one
+ * scan in vocabulary order, with no sort (the common RL setting, every decode step of every row).
+ */
+function drawTempered(logprobs: ArrayLike<number>, offset: number, vocab: number, temperature: number, rng: Rng): TokenDraw {
+  let max = -Infinity;
+  for (let i = 0; i < vocab; i++) if (logprobs[offset + i] > max) max = logprobs[offset + i];
+  const weights = new Float64Array(vocab);
+  let total = 0;
+  for (let i = 0; i < vocab; i++) {
+    weights[i] = Math.exp((logprobs[offset + i] - max) / temperature);
+    total += weights[i];
+  }
+  let u = rng.next() * total;
+  let token = vocab - 1;
+  for (let i = 0; i < vocab; i++) {
+    u -= weights[i];
+    if (u < 0) {
+      token = i;
+      break;
+    }
+  }
+  // Skip zero-weight tokens a rounding tail could land on.
+  while (weights[token] === 0 && token > 0) token--;
+  return { token, logprob: Math.log(weights[token] / total), modelLogprob: logprobs[offset + token] };
 }

@@ -6,7 +6,7 @@
  */
 import { np } from './engine.ts';
 import type { KvBlock } from './kv-cache-attention.ts';
-import { KvCache, type Segment } from './kv-cache.ts';
+import { KvCache } from './kv-cache.ts';
 import { rowRope, type CachedForward } from './kv-cache-forward.ts';
 import { MASKED } from './layers.ts';
 import { refWeights, type GenerationWeights } from './sampler-weights.ts';
@@ -22,6 +22,8 @@ export type PrefillOptions = {
   prefixGranule: number;
   /** Upper bound on attention-score elements (rows x heads x chunk x keys) per prefill call. */
   maxScoreElements: number;
+  /** Slots per open decode block of the cache it returns. */
+  blockSize: number;
 };
 
 export type PrefillStats = {
@@ -169,19 +171,7 @@ export async function prefillPrompts(fwd: CachedForward, weights: GenerationWeig
       ? parts[0][l]
       : { k: np.concatenate(parts.map((p) => p[l].k), 0), v: np.concatenate(parts.map((p) => p[l].v), 0) },
   );
-  const segments: Segment[] = prefix.layers[0].map((b) => ({
-    kind: 'shared' as const,
-    width: b.k.shape[2],
-    valid: new Int32Array(batch).fill(b.k.shape[2]),
-  }));
-  const valid = new Int32Array(batch);
-  const positions = new Int32Array(batch);
-  for (let b = 0; b < batch; b++) {
-    const len = (suffixes[b] ?? suffixes[0]).length;
-    valid[b] = len;
-    positions[b] = P + len;
-  }
-  segments.push({ kind: 'prompt', width: C, valid });
-  const layers = prefix.layers.map((blocks, l) => [...blocks, promptBlocks[l]]);
-  return { cache: new KvCache(cfg, batch, layers, segments, positions), logprobs, stats };
+  const lengths = Array.from({ length: batch }, (_, b) => (suffixes[b] ?? suffixes[0]).length);
+  const cache = KvCache.fromPrefill(cfg, options.blockSize, prefix.layers, P, promptBlocks, lengths);
+  return { cache, logprobs, stats };
 }

@@ -13,7 +13,7 @@ import { Rng } from '../core/random.ts';
 import type { ModelConfig } from './config.ts';
 import { np } from './engine.ts';
 import { CachedForward, rowRope } from './kv-cache-forward.ts';
-import type { KvCache } from './kv-cache.ts';
+import type { KvCache, MergeFn } from './kv-cache.ts';
 import type { Params } from './params.ts';
 import { PrefixCache } from './prefix-cache.ts';
 import { drawToken, type SamplingParams } from './sampler-distribution.ts';
@@ -96,6 +96,7 @@ export class Sampler {
   private readonly prefixGranule: number;
   private readonly maxScoreElements: number;
   private readonly seeds: Rng;
+  private readonly merge: MergeFn;
   private params: Params;
   /** Fused from `params` at the first generate() after they are set. */
   private weights: GenerationWeights | null = null;
@@ -107,6 +108,7 @@ export class Sampler {
     private readonly options: SamplerOptions = {},
   ) {
     this.fwd = new CachedForward(cfg);
+    this.merge = (past, open, offset) => this.fwd.merge(past, open, offset);
     this.params = params;
     this.blockSize = options.blockSize ?? 32;
     if (!Number.isInteger(this.blockSize) || this.blockSize < 1) throw new Error(`Sampler: blockSize must be a positive integer, got ${options.blockSize}`);
@@ -158,6 +160,7 @@ export class Sampler {
     const prefill = await prefillPrompts(this.fwd, weights, prompts, {
       prefixCache: this.prefixCache,
       prefixGranule: this.prefixGranule,
+      blockSize: this.blockSize,
       maxScoreElements: this.maxScoreElements,
     });
     this.stats.prefillMs += performance.now() - prefillStart;
@@ -217,11 +220,7 @@ export class Sampler {
           cache = next;
           live.forEach((row, i) => (row.slot = i));
         }
-        let slot = cache.openDecodeSlot();
-        if (slot === null) {
-          cache.appendDecodeBlock(K);
-          slot = 0;
-        }
+        const slot = cache.nextSlot(this.merge);
         const B = cache.batch;
         const tokens = new Int32Array(B);
         for (const row of live) tokens[row.slot] = row.ids[row.ids.length - 1];

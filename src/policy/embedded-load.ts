@@ -1,9 +1,13 @@
-/** `model:DIR`: the embedded policy for a checkpoint folder (config.json, safetensors, tokenizer, chat template). */
+/**
+ * `model:DIR`: the embedded policy for a checkpoint folder (config.json, safetensors, tokenizer, chat template;
+ * a LoRA adapter in `adapter/` is merged in).
+ */
 import { basename, join, resolve } from 'node:path';
 import { loadCheckpoint } from '../model/checkpoint.ts';
 import { parseModelConfig } from '../model/config.ts';
 import { initEngine, tree } from '../model/engine.ts';
-import { paramShapes, toParams, type HostParams } from '../model/params.ts';
+import { checkpointHostParams } from '../model/export-weights.ts';
+import { toParams } from '../model/params.ts';
 import { EmbeddedPolicy, type EmbeddedPolicyOptions } from './embedded.ts';
 
 export type LoadEmbeddedOptions = EmbeddedPolicyOptions & {
@@ -11,6 +15,10 @@ export type LoadEmbeddedOptions = EmbeddedPolicyOptions & {
   threads?: number;
   /** Extra chat-template variables, e.g. `{ enable_thinking: false }`. */
   templateExtra?: Record<string, unknown>;
+  /** The policy's name (default `model:DIR`), e.g. `run:RUN@STEP`. */
+  name?: string;
+  /** The weights' version, reported on completions (default 0). */
+  policyVersion?: number;
 };
 
 /** Starts the engine (once), loads and validates the checkpoint, returns its policy. */
@@ -18,12 +26,8 @@ export async function loadEmbeddedPolicy(dir: string, options: LoadEmbeddedOptio
   await initEngine(options.threads === undefined ? {} : { threads: options.threads });
   const checkpoint = loadCheckpoint(dir);
   const cfg = parseModelConfig(checkpoint.configJson, join(dir, 'config.json'));
-  const host: HostParams = {};
-  for (const name of Object.keys(paramShapes(cfg))) {
-    const t = checkpoint.tensors[name];
-    host[name] = { shape: t.shape, data: t.data };
-  }
-  const params = toParams(host);
+  // A LoRA checkpoint (base + adapter/) is served with its adapter merged.
+  const params = toParams(checkpointHostParams(checkpoint, cfg));
   const policy = new EmbeddedPolicy(
     {
       cfg,
@@ -31,9 +35,10 @@ export async function loadEmbeddedPolicy(dir: string, options: LoadEmbeddedOptio
       tokenizer: checkpoint.tokenizer,
       chatTemplate: checkpoint.chatTemplate,
       stopTokenIds: checkpoint.stopTokenIds,
-      name: `model:${dir}`,
+      name: options.name ?? `model:${dir}`,
       modelId: basename(resolve(dir)),
       templateExtra: options.templateExtra,
+      policyVersion: options.policyVersion,
     },
     options,
   );

@@ -12,6 +12,8 @@ export interface PolicyContext {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   spec: EnvSpec<any>;
   options: Record<string, unknown>;
+  /** The store's database file, for policies found through it (`run:RUN[@STEP]`); default .spindle/spindle.db. */
+  db?: string;
 }
 
 /** Builds the policy for `NAME` in `PREFIX:NAME`; throws a UsageError for a bad NAME. */

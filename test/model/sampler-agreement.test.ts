@@ -19,12 +19,12 @@ test('untempered and sampling logprobs equal the training forward at T=0.7 (batc
   const cfg = samplerConfig();
   const params = samplerParams(cfg);
   const prefixCache = new PrefixCache();
-  // Block size 8: decoding crosses several cache blocks; different lengths make rows finish apart
-  // (the batch compacts mid-way).
+  // Block size 8: decoding merges several blocks into the cache and grows it (capacity 32 -> 64);
+  // different lengths make rows finish apart (the batch compacts mid-way).
   const sampler = new Sampler(cfg, params, { blockSize: 8, prefixCache, prefixGranule: 8, seed: 1 });
   const system = tokens(24, 1);
   const requests: SampleRequest[] = [
-    { promptIds: [...system, ...tokens(5, 2)], n: 3, maxTokens: 21, temperature: 0.7, seed: 10 },
+    { promptIds: [...system, ...tokens(5, 2)], n: 3, maxTokens: 40, temperature: 0.7, seed: 10 },
     { promptIds: [...system, ...tokens(2, 3)], n: 2, maxTokens: 6, temperature: 0.7, seed: 11 },
     { promptIds: [...system, ...tokens(9, 4)], n: 1, maxTokens: 13, temperature: 0.7, seed: 12 },
   ];
@@ -40,7 +40,7 @@ test('untempered and sampling logprobs equal the training forward at T=0.7 (batc
   const flat = results.flat();
   assert.deepEqual(
     flat.map((s) => s.tokenIds.length),
-    [21, 21, 21, 6, 6, 13],
+    [40, 40, 40, 6, 6, 13],
   );
   const untempered = await sequenceLogprobs(cfg, params, samples);
   const tempered = await sequenceLogprobs(cfg, params, samples, { temperature: 0.7 });

@@ -111,3 +111,21 @@ test('greedy: argmax (lowest id on ties), sampling logprob 0, model logprob from
   const two = Float64Array.from([...logSoftmax([9, 0, 0, 0]), ...logSoftmax([0, 0, 5, 0])]);
   assert.equal(drawToken(two, 1, 4, { temperature: 0 }, new Rng(1)).token, 2);
 });
+
+test('temperature-only draws (no sort) follow softmax(logits / T) and report its logprob', () => {
+  const T = 0.7;
+  const expected = softmax(rawLogits.map((l) => l / T));
+  const rng = new Rng(11);
+  const n = 40_000;
+  const counts = new Array<number>(V).fill(0);
+  for (let i = 0; i < n; i++) {
+    const draw = drawToken(logits, 0, V, { temperature: T }, rng);
+    counts[draw.token]++;
+    assert.ok(Math.abs(draw.logprob - Math.log(expected[draw.token])) < 1e-9);
+    assert.equal(draw.modelLogprob, logits[draw.token]);
+  }
+  expected.forEach((p, id) => {
+    const se = Math.sqrt((p * (1 - p)) / n);
+    assert.ok(Math.abs(counts[id] / n - p) < 5 * se + 1e-4, `token ${id}: ${counts[id] / n} vs ${p}`);
+  });
+});

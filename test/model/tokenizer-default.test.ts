@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { ChatTemplate } from '../../src/model/chat-template.ts';
 import { builtinEnvs } from '../../src/envs/builtin.ts';
-import { buildTokenizerCorpus } from '../../src/model/tokenizer/corpus.ts';
+import { buildTokenizerCorpus } from '../../src/train/tokenizer-corpus.ts';
 import { DEFAULT_ADDED_TOKENS, trainDefaultTokenizer, writeTokenizerFiles } from '../../src/model/tokenizer/default-tokenizer.ts';
 import { loadTokenizer, tokenizerFromJson } from '../../src/model/tokenizer/tokenizer.ts';
 import { trainByteLevelBpe } from '../../src/model/tokenizer/train-bpe.ts';

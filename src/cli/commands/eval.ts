@@ -1,0 +1,129 @@
+/**
+ * `spindle eval`: several policies on the same seeds (greedy decoding unless --temperature says
+ * otherwise), each with its mean return, interval, outcome rates, invalid rate and exact value, the
+ * oracle's value and the head-to-head rate of every pair. Stores an `eval` run.
+ */
+import { newId, nowIso } from '../../core/ids.ts';
+import { UsageError } from '../../core/errors.ts';
+import type { Run } from '../../core/trajectory.ts';
+import { resolveEpisodeSettings } from '../../agent/episode-settings.ts';
+import { loadEnvSpec } from '../../envs/registry.ts';
+import { parseEnvOptionPairs, resolveEnvOptions } from '../../envs/options.ts';
+import { evaluatePolicies } from '../../eval/evaluate.ts';
+import { formatEvalReport } from '../../eval/eval-report.ts';
+import type { Policy } from '../../policy/policy.ts';
+import { resolvePolicy } from '../../policy/resolve.ts';
+import { rolloutSeeds } from '../../rollout/rollouts.ts';
+import { openStore } from '../../store/open.ts';
+import { makeOutput } from '../output.ts';
+import { startProgress, type Progress } from '../progress.ts';
+import { parseSavePolicy, TrajectorySink } from '../trajectory-sink.ts';
+
+export interface EvalFlags {
+  env: string;
+  policy: string[];
+  episodes: number;
+  seed: number;
+  envOpt?: string[];
+  temperature: number;
+  maxTurns?: number;
+  maxTokens?: number;
+  concurrency: number;
+  threads?: number;
+  saveTrajectories: string;
+  db?: string;
+  json?: boolean;
+}
+
+/** Resolves every policy before anything runs; closes those already made when one is refused. */
+async function resolvePolicies(names: string[], context: Parameters<typeof resolvePolicy>[1]): Promise<Policy[]> {
+  const policies: Policy[] = [];
+  try {
+    for (const name of names) policies.push(await resolvePolicy(name, context));
+  } catch (error) {
+    await Promise.all(policies.map((p) => p.close?.()));
+    throw error;
+  }
+  const seen = new Set<string>();
+  for (const p of policies) {
+    if (seen.has(p.name)) {
+      await Promise.all(policies.map((q) => q.close?.()));
+      throw new UsageError(`--policy: '${p.name}' is given twice`);
+    }
+    seen.add(p.name);
+  }
+  return policies;
+}
+
+export async function evalCommand(flags: EvalFlags): Promise<void> {
+  const out = makeOutput(!!flags.json);
+  // Validate everything before anything is written.
+  if (flags.policy.length === 0) throw new UsageError('--policy: give at least one policy (repeat --policy to compare several)');
+  const spec = await loadEnvSpec(flags.env);
+  const options = resolveEnvOptions(spec, parseEnvOptionPairs(flags.envOpt ?? []));
+  const episode = resolveEpisodeSettings(
+    Object.fromEntries(
+      Object.entries({ maxTurns: flags.maxTurns, maxTokens: flags.maxTokens, temperature: flags.temperature }).filter(([, v]) => v !== undefined),
+    ),
+  );
+  const save = parseSavePolicy(flags.saveTrajectories);
+  if (Number.isNaN(save)) throw new UsageError(`--save-trajectories: expected all, none or a count, got ${JSON.stringify(flags.saveTrajectories)}`);
+  const seeds = rolloutSeeds({ count: flags.episodes, baseSeed: flags.seed });
+  if (flags.threads !== undefined) {
+    // LLM policies start the engine with this many threads (loaded only when asked for).
+    const { initEngine } = await import('../../model/engine.ts');
+    await initEngine({ threads: flags.threads });
+  }
+  const policies = await resolvePolicies(flags.policy, { spec, options, db: flags.db });
+
+  const store = await openStore(flags.db);
+  const run: Run = {
+    id: newId('run'),
+    kind: 'eval',
+    env: spec.name,
+    envOptions: options,
+    policy: policies.map((p) => p.name).join(', '),
+    config: { policies: policies.map((p) => p.name), episodes: flags.episodes, seed: flags.seed, concurrency: flags.concurrency, episode, saveTrajectories: save },
+    status: 'running',
+    createdAt: nowIso(),
+    finishedAt: null,
+    summary: null,
+  };
+  await store.createRun(run);
+  const sink = new TrajectorySink(store, save);
+  let progress: Progress | null = null;
+  try {
+    const report = await evaluatePolicies({
+      spec,
+      options,
+      policies,
+      seeds,
+      episode,
+      concurrency: flags.concurrency,
+      runId: run.id,
+      onTrajectory: (t) => sink.add(t),
+      onPolicyStart: (name, total) => {
+        progress = startProgress(`eval ${spec.name} ${name}`, total);
+      },
+      onEpisode: (_name, done, meanReturn) => progress?.update(done, `mean return ${meanReturn.toFixed(3)}`),
+      onPolicyEnd: () => {
+        progress?.stop();
+        progress = null;
+      },
+    });
+    await sink.flush();
+    const result = { run: run.id, ...report, savedTrajectories: sink.savedCount };
+    await store.finishRun(run.id, { status: 'finished', finishedAt: nowIso(), summary: result });
+    for (const line of formatEvalReport(report)) out.line(line);
+    out.line(`run ${run.id} (${sink.savedCount} trajectories stored)`);
+    out.result(result);
+  } catch (err) {
+    (progress as Progress | null)?.stop();
+    await sink.flush().catch(() => undefined);
+    await store.finishRun(run.id, { status: 'failed', finishedAt: nowIso(), summary: { error: (err as Error).message } });
+    throw err;
+  } finally {
+    await Promise.all(policies.map((p) => p.close?.()));
+    await store.close();
+  }
+}

@@ -1,0 +1,53 @@
+/** The human-readable form of an evaluation: one row per policy, greedy-table notes, the head-to-head matrix. */
+import { fmt, pct, table } from '../cli/output.ts';
+import type { EvalReport, PolicyEval } from './evaluate.ts';
+
+function exactCell(p: PolicyEval): string {
+  if (p.exactReturn === null) return 'n/a';
+  return p.exactSource === 'greedy-table' ? `${fmt(p.exactReturn)} (greedy table)` : fmt(p.exactReturn);
+}
+
+export function formatEvalReport(report: EvalReport): string[] {
+  const lines: string[] = [];
+  const decoding = report.temperature === 0 ? 'greedy decoding' : `temperature ${report.temperature}`;
+  lines.push(`${report.env} · ${report.policies.length} policies · ${report.episodes} episodes each on seeds ${report.firstSeed}..${report.firstSeed + report.episodes - 1} · ${decoding}`);
+  lines.push(`optimal return (oracle, exact): ${report.optimalReturn === null ? 'n/a' : fmt(report.optimalReturn)}`);
+  lines.push('');
+  const rows = report.policies.map((p) => [
+    p.policy,
+    fmt(p.meanReturn),
+    `[${fmt(p.ci95[0])}, ${fmt(p.ci95[1])}]`,
+    pct(p.winRate),
+    pct(p.drawRate),
+    pct(p.lossRate),
+    pct(p.invalidRate),
+    exactCell(p),
+  ]);
+  lines.push(...table(['policy', 'mean return', '95% CI', 'win', 'draw', 'loss', 'invalid', 'exact return'], rows).split('\n'));
+  for (const p of report.policies) {
+    const extra: string[] = [];
+    if (p.failed > 0) extra.push(`${p.failed} episodes failed (${Object.entries(p.failureReasons).map(([r, n]) => `${r} x${n}`).join(', ')})`);
+    if (p.truncated > 0) extra.push(`${p.truncated} episodes truncated`);
+    const greedy = p.greedyTable;
+    if (greedy) {
+      extra.push(
+        `greedy table: exact return ${fmt(greedy.exactReturn)}, ${greedy.invalidStates} of ${greedy.states} states answered invalidly ` +
+          `(${pct(greedy.invalidRate)}; an episode ends invalid with probability ${pct(greedy.invalidEndingRate)})`,
+      );
+      extra.push(greedy.agreement.message);
+    }
+    extra.push(...p.notes);
+    if (extra.length === 0) continue;
+    lines.push(`  ${p.policy}:`);
+    for (const e of extra) lines.push(`    ${e}`);
+  }
+  for (const note of report.notes) lines.push(`  (${note})`);
+  if (report.policies.length > 1) {
+    lines.push('');
+    lines.push('head-to-head (row vs column: share of seeds where the row scored higher, ties count half)');
+    const names = report.policies.map((p) => p.policy);
+    const matrix = names.map((a) => [a, ...names.map((b) => (a === b ? '-' : fmt(report.headToHead[a][b], 3)))]);
+    lines.push(...table(['', ...names], matrix).split('\n'));
+  }
+  return lines;
+}

@@ -1,0 +1,224 @@
+/**
+ * Evaluation of several policies on the same seeds: each plays one episode per seed; the report gives
+ * each policy's mean return with its 95 % interval, outcome rates, invalid-answer rate and exact value
+ * where the env has one (scripted policies: their action distribution through spec.exact.policyReturn;
+ * LLM policies on Blackjack: their greedy table), the oracle's value, and the head-to-head rate of every
+ * ordered pair. Policies are played one after the other, so an LLM policy has the engine to itself.
+ */
+import type { z } from 'zod';
+import type { Trajectory } from '../core/trajectory.ts';
+import type { episodeSettingsSchema } from '../agent/episode-settings.ts';
+import { exactValues } from '../cli/exact-values.ts';
+import type { EnvSpec } from '../envs/env.ts';
+import type { BlackjackOptions } from '../envs/blackjack/options.ts';
+import { blackjackSpec } from '../envs/blackjack/spec.ts';
+import type { Policy } from '../policy/policy.ts';
+import { runRollouts } from '../rollout/rollouts.ts';
+import type { RolloutSummary } from '../rollout/summary.ts';
+import { blackjackGreedyTable } from '../train/greedy-table.ts';
+import type { TableMove } from '../train/greedy-table-value.ts';
+import { greedyAgreement, type GreedyAgreement } from './greedy-agreement.ts';
+import { headToHeadMatrix, type HeadToHead } from './head-to-head.ts';
+
+type EpisodeSettings = z.output<typeof episodeSettingsSchema>;
+
+export interface EvalRequest {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  spec: EnvSpec<any>;
+  /** Validated env options. */
+  options: Record<string, unknown>;
+  /** Distinct names; played in this order. */
+  policies: Policy[];
+  /** One episode per seed for every policy. */
+  seeds: number[];
+  /** Resolved episode settings; temperature 0 is greedy decoding. */
+  episode: EpisodeSettings;
+  /** Episodes in flight at once (default 64). */
+  concurrency?: number;
+  runId?: string | null;
+  onTrajectory?: (trajectory: Trajectory) => void | Promise<void>;
+  onPolicyStart?: (policy: string, episodes: number) => void;
+  onEpisode?: (policy: string, done: number, meanReturn: number) => void;
+  onPolicyEnd?: (policy: string) => void;
+}
+
+export interface GreedyTableReport {
+  exactReturn: number;
+  winRate: number;
+  drawRate: number;
+  lossRate: number;
+  /** Share of the table's states whose greedy answer is not a legal move. */
+  invalidRate: number;
+  /** Probability that an episode played by the table ends on an invalid answer. */
+  invalidEndingRate: number;
+  states: number;
+  invalidStates: number;
+  agreement: GreedyAgreement;
+  /** The move at each state (`16/9/hard`), 'invalid' where the answer was not a legal move. */
+  moves: Record<string, TableMove>;
+}
+
+export interface PolicyEval {
+  policy: string;
+  episodes: number;
+  finished: number;
+  failed: number;
+  truncated: number;
+  failureReasons: Record<string, number>;
+  meanReturn: number;
+  ci95: [number, number];
+  std: number;
+  winRate: number;
+  drawRate: number;
+  lossRate: number;
+  /** Invalid answers per LLM call. */
+  invalidRate: number;
+  /** Share of scored episodes that ended on an invalid answer. */
+  invalidEndingRate: number;
+  meanTurns: number;
+  /** The policy's exact expected return, or null when the env cannot compute it for this policy. */
+  exactReturn: number | null;
+  exactSource: 'distribution' | 'greedy-table' | null;
+  /** For an LLM policy on Blackjack. */
+  greedyTable: GreedyTableReport | null;
+  notes: string[];
+}
+
+export interface EvalReport {
+  env: string;
+  envOptions: Record<string, unknown>;
+  episodes: number;
+  firstSeed: number;
+  temperature: number;
+  /** The oracle's exact expected return, or null. */
+  optimalReturn: number | null;
+  policies: PolicyEval[];
+  /** headToHead[a][b]: share of seeds where a's return beat b's (ties half); null when no seed compared. */
+  headToHead: Record<string, Record<string, number | null>>;
+  /** The counts behind each rate. */
+  headToHeadCounts: Record<string, Record<string, HeadToHead>>;
+  notes: string[];
+}
+
+/** One policy's episodes: its summary and its return on each seed (NaN where the episode failed). */
+async function playPolicy(request: EvalRequest, policy: Policy): Promise<{ summary: RolloutSummary; returns: Float64Array }> {
+  const { seeds } = request;
+  const index = new Map(seeds.map((seed, i) => [seed, i]));
+  const returns = new Float64Array(seeds.length).fill(NaN);
+  let done = 0;
+  let scored = 0;
+  let sum = 0;
+  request.onPolicyStart?.(policy.name, seeds.length);
+  const result = await runRollouts({
+    spec: request.spec,
+    options: request.options,
+    policy,
+    seeds,
+    concurrency: request.concurrency ?? 64,
+    episode: request.episode,
+    runId: request.runId ?? null,
+    keepTrajectories: false,
+    onEvent: (event) => {
+      if (event.type !== 'episode_finished') return;
+      const t = event.trajectory;
+      done++;
+      if (t.status !== 'failed') {
+        returns[index.get(t.seed)!] = t.reward;
+        scored++;
+        sum += t.reward;
+      }
+      request.onEpisode?.(policy.name, done, scored > 0 ? sum / scored : NaN);
+    },
+    onTrajectory: request.onTrajectory,
+  });
+  request.onPolicyEnd?.(policy.name);
+  return { summary: result.summary, returns };
+}
+
+/** The greedy table of an LLM policy on Blackjack, compared with its sampled episodes. */
+async function greedyTableReport(request: EvalRequest, policy: Policy, summary: RolloutSummary): Promise<GreedyTableReport> {
+  const table = await blackjackGreedyTable(policy, request.options as BlackjackOptions, { maxTokens: request.episode.maxTokens, stop: request.episode.stop });
+  return {
+    exactReturn: table.exactReturn,
+    winRate: table.winRate,
+    drawRate: table.drawRate,
+    lossRate: table.lossRate,
+    invalidRate: table.invalidRate,
+    invalidEndingRate: table.invalidEndingRate,
+    states: table.states,
+    invalidStates: table.invalidStates,
+    agreement: greedyAgreement(table.exactReturn, summary.meanReturn, request.episode.temperature),
+    moves: table.moves,
+  };
+}
+
+async function evaluatePolicy(request: EvalRequest, policy: Policy): Promise<{ result: PolicyEval; returns: Float64Array }> {
+  const { summary, returns } = await playPolicy(request, policy);
+  const exact = exactValues(request.spec, request.options, policy);
+  const notes = [...exact.notes];
+  let greedyTable: GreedyTableReport | null = null;
+  // An LLM policy (no action distribution of its own) on Blackjack: its exact value is its greedy table.
+  if (request.spec === blackjackSpec && !policy.distribution) {
+    try {
+      greedyTable = await greedyTableReport(request, policy, summary);
+    } catch (error) {
+      notes.push(`greedy table: ${(error as Error).message}`);
+    }
+  }
+  const scored = summary.episodes.finished - summary.episodes.failed;
+  const exactReturn = exact.exactReturn ?? greedyTable?.exactReturn ?? null;
+  const result: PolicyEval = {
+    policy: policy.name,
+    episodes: request.seeds.length,
+    finished: summary.episodes.finished,
+    failed: summary.episodes.failed,
+    truncated: summary.episodes.truncated,
+    failureReasons: summary.failureReasons,
+    meanReturn: summary.meanReturn.mean,
+    ci95: summary.meanReturn.ci95,
+    std: summary.meanReturn.std,
+    winRate: summary.winRate,
+    drawRate: summary.drawRate,
+    lossRate: summary.lossRate,
+    invalidRate: summary.invalidActionRate,
+    invalidEndingRate: scored > 0 ? summary.invalidEndings / scored : NaN,
+    meanTurns: summary.meanTurns,
+    exactReturn,
+    exactSource: exact.exactReturn !== null ? 'distribution' : greedyTable ? 'greedy-table' : null,
+    greedyTable,
+    notes,
+  };
+  return { result, returns };
+}
+
+export async function evaluatePolicies(request: EvalRequest): Promise<EvalReport> {
+  const names = request.policies.map((p) => p.name);
+  const duplicate = names.find((name, i) => names.indexOf(name) !== i);
+  if (duplicate !== undefined) throw new Error(`evaluatePolicies: policy '${duplicate}' is given twice`);
+  if (request.seeds.length === 0) throw new Error('evaluatePolicies: no seeds');
+  if (new Set(request.seeds).size !== request.seeds.length) throw new Error('evaluatePolicies: the seeds must be distinct');
+  const policies: PolicyEval[] = [];
+  const returns: Record<string, Float64Array> = {};
+  for (const policy of request.policies) {
+    const evaluated = await evaluatePolicy(request, policy);
+    policies.push(evaluated.result);
+    returns[policy.name] = evaluated.returns;
+  }
+  const counts = headToHeadMatrix(returns);
+  const headToHead = Object.fromEntries(Object.entries(counts).map(([a, row]) => [a, Object.fromEntries(Object.entries(row).map(([b, h]) => [b, h.rate]))]));
+  const notes: string[] = [];
+  const optimal = request.policies.length > 0 ? exactValues(request.spec, request.options, request.policies[0]) : null;
+  if (optimal) notes.push(...optimal.notes.filter((n) => n.startsWith('optimal return')));
+  return {
+    env: request.spec.name,
+    envOptions: request.options,
+    episodes: request.seeds.length,
+    firstSeed: request.seeds[0],
+    temperature: request.episode.temperature,
+    optimalReturn: optimal?.optimalReturn ?? null,
+    policies,
+    headToHead,
+    headToHeadCounts: counts,
+    notes,
+  };
+}

@@ -1,0 +1,130 @@
+/**
+ * Checkpoint folders of a training run. A model folder is a Hugging Face checkpoint (config.json,
+ * model.safetensors, tokenizer files with the chat template) that `model:DIR` and `run:RUN@STEP`
+ * load. A training checkpoint is a model folder under `<runDir>/checkpoints/step-NNNNNN/` plus
+ * `optimizer.safetensors` (AdamW's moments as `m.<name>` / `v.<name>`, float32) and
+ * `trainer-state.json` (step, policy version, RNG state, config, metrics so far). Each is written to
+ * a temporary folder and renamed into place, so a crash never leaves half a checkpoint.
+ */
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { UsageError } from '../core/errors.ts';
+import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.ts';
+import { modelConfigToHf, parseModelConfig } from '../model/config.ts';
+import { paramShapes, type HostParams } from '../model/params.ts';
+import { readSafetensors, writeSafetensors, type TensorMap } from '../model/safetensors.ts';
+import type { AdamWState } from './adamw.ts';
+import { modelAssets, type ModelAssets } from './default-model.ts';
+
+export const OPTIMIZER_FILE = 'optimizer.safetensors';
+export const TRAINER_STATE_FILE = 'trainer-state.json';
+
+function tensorMap(params: HostParams): TensorMap {
+  const out: TensorMap = {};
+  for (const [name, t] of Object.entries(params)) out[name] = { dtype: 'F32', shape: t.shape, data: t.data };
+  return out;
+}
+
+/** Writes a Hugging Face checkpoint folder (float32 weights). */
+export function saveModelFolder(dir: string, assets: ModelAssets, params: HostParams): string[] {
+  return saveCheckpoint(dir, {
+    configJson: modelConfigToHf(assets.cfg),
+    tensors: tensorMap(params),
+    tokenizerJson: assets.tokenizerJson,
+    tokenizerConfig: assets.tokenizerConfig,
+    generationConfig: { eos_token_id: assets.stopTokenIds.length === 1 ? assets.stopTokenIds[0] : assets.stopTokenIds },
+  });
+}
+
+/** Reads a model folder back: its assets and its weights on the host. */
+export function loadModelFolder(dir: string): { assets: ModelAssets; params: HostParams } {
+  const checkpoint = loadCheckpoint(dir);
+  const cfg = parseModelConfig(checkpoint.configJson, join(dir, 'config.json'));
+  const assets = modelAssets(cfg, checkpoint.tokenizerJson, checkpoint.tokenizerConfig, dir);
+  assets.stopTokenIds = checkpoint.stopTokenIds;
+  const params: HostParams = {};
+  for (const name of Object.keys(paramShapes(cfg))) {
+    const t = checkpoint.tensors[name];
+    params[name] = { shape: [...t.shape], data: t.data };
+  }
+  return { assets, params };
+}
+
+/** `checkpoints/step-000042`, relative to the run folder. */
+export function checkpointPath(step: number): string {
+  return join('checkpoints', `step-${String(step).padStart(6, '0')}`);
+}
+
+export interface TrainCheckpoint<S> {
+  assets: ModelAssets;
+  params: HostParams;
+  /** Null for a checkpoint taken before any optimiser existed (the random init). */
+  optimizer: AdamWState | null;
+  state: S;
+}
+
+/** Writes the whole folder under a temporary name, then renames it into place (replacing an older one). */
+function writeAtomically(dir: string, write: (tmp: string) => void): void {
+  const tmp = `${dir}.tmp`;
+  rmSync(tmp, { recursive: true, force: true });
+  write(tmp);
+  rmSync(dir, { recursive: true, force: true });
+  renameSync(tmp, dir);
+}
+
+/** Saves a training checkpoint in `<runDir>/checkpoints/step-NNNNNN/`; returns its path relative to runDir. */
+export function saveTrainCheckpoint<S>(runDir: string, step: number, checkpoint: TrainCheckpoint<S>): string {
+  const dir = join(runDir, checkpointPath(step));
+  writeAtomically(dir, (tmp) => {
+    saveModelFolder(tmp, checkpoint.assets, checkpoint.params);
+    if (checkpoint.optimizer) {
+      const { m, v, step: optimizerStep, config } = checkpoint.optimizer;
+      const moments: TensorMap = {};
+      for (const [name, t] of Object.entries(tensorMap(m))) moments[`m.${name}`] = t;
+      for (const [name, t] of Object.entries(tensorMap(v))) moments[`v.${name}`] = t;
+      writeSafetensors(join(tmp, OPTIMIZER_FILE), moments, {
+        metadata: { format: 'pt', step: String(optimizerStep), config: JSON.stringify(config) },
+      });
+    }
+    writeFileSync(join(tmp, TRAINER_STATE_FILE), JSON.stringify(checkpoint.state, null, 2) + '\n');
+  });
+  return relative(runDir, dir);
+}
+
+/** Reads a training checkpoint folder; `parseState` validates trainer-state.json. */
+export function loadTrainCheckpoint<S>(dir: string, parseState: (json: unknown, label: string) => S): TrainCheckpoint<S> {
+  const statePath = join(dir, TRAINER_STATE_FILE);
+  if (!existsSync(statePath)) throw new UsageError(`${dir}: no ${TRAINER_STATE_FILE} (not a training checkpoint)`);
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(statePath, 'utf8'));
+  } catch (error) {
+    throw new UsageError(`${statePath}: not valid JSON (${(error as Error).message})`);
+  }
+  const state = parseState(json, statePath);
+  const { assets, params } = loadModelFolder(dir);
+  const optimizerPath = join(dir, OPTIMIZER_FILE);
+  let optimizer: AdamWState | null = null;
+  if (existsSync(optimizerPath)) {
+    const { tensors, metadata } = readSafetensors(optimizerPath);
+    const m: HostParams = {};
+    const v: HostParams = {};
+    for (const name of Object.keys(params)) {
+      const mt = tensors[`m.${name}`];
+      const vt = tensors[`v.${name}`];
+      if (!mt || !vt) throw new UsageError(`${optimizerPath}: the moments of "${name}" are missing`);
+      m[name] = { shape: [...mt.shape], data: mt.data };
+      v[name] = { shape: [...vt.shape], data: vt.data };
+    }
+    const step = Number(metadata?.step);
+    if (!Number.isSafeInteger(step) || step < 0) throw new UsageError(`${optimizerPath}: metadata "step" must be a non-negative integer`);
+    let config: AdamWState['config'];
+    try {
+      config = JSON.parse(metadata?.config ?? '') as AdamWState['config'];
+    } catch {
+      throw new UsageError(`${optimizerPath}: metadata "config" is not JSON`);
+    }
+    optimizer = { step, config, m, v };
+  }
+  return { assets, params, optimizer, state };
+}

@@ -1,0 +1,84 @@
+/**
+ * The default model of `spindle train`: a byte-level BPE tokenizer trained on the env's own text
+ * (tokenizer-corpus.ts: random episodes through the real agent loop, so every prompt and tool call
+ * the model will read is in it), the default architecture sized to that tokenizer, seeded random
+ * weights. Plain data out; checkpoint-io.ts writes it as a Hugging Face folder that `model:DIR` loads.
+ */
+import type { EnvSpec } from '../envs/env.ts';
+import { defaultModelConfigFor } from '../model/builtin-configs.ts';
+import { ChatTemplate } from '../model/chat-template.ts';
+import type { ModelConfig } from '../model/config.ts';
+import { initHostParams, type HostParams } from '../model/params.ts';
+import { trainDefaultTokenizer } from '../model/tokenizer/default-tokenizer.ts';
+import { tokenizerFromJson, type Tokenizer } from '../model/tokenizer/tokenizer.ts';
+import { buildTokenizerCorpus } from './tokenizer-corpus.ts';
+
+/** Everything about a model except its weights: what the sampler, the policy and a checkpoint need. */
+export interface ModelAssets {
+  cfg: ModelConfig;
+  tokenizer: Tokenizer;
+  tokenizerJson: Record<string, unknown>;
+  tokenizerConfig: Record<string, unknown>;
+  chatTemplate: ChatTemplate;
+  /** Ids that end a turn (the sampler's stop ids). */
+  stopTokenIds: number[];
+}
+
+/** Size overrides of the default architecture (tests use a tiny one); vocabSize caps the tokenizer. */
+export interface DefaultModelShape {
+  vocabSize: number;
+  hiddenSize?: number;
+  intermediateSize?: number;
+  numLayers?: number;
+  numHeads?: number;
+  numKvHeads?: number;
+  headDim?: number;
+  maxPositionEmbeddings?: number;
+}
+
+export interface DefaultModelInput<O extends Record<string, unknown>> {
+  spec: EnvSpec<O>;
+  options: O;
+  seed: number;
+  /** Random episodes played for the tokenizer corpus. */
+  corpusEpisodes: number;
+  shape: DefaultModelShape;
+}
+
+export interface DefaultModel {
+  assets: ModelAssets;
+  params: HostParams;
+  corpus: { texts: number; chars: number; tokens: number };
+}
+
+/** The chat template, tokenizer and stop ids of saved tokenizer files. */
+export function modelAssets(cfg: ModelConfig, tokenizerJson: Record<string, unknown>, tokenizerConfig: Record<string, unknown>, label: string): ModelAssets {
+  const tokenizer = tokenizerFromJson(tokenizerJson, tokenizerConfig, label);
+  const chatTemplate = new ChatTemplate(String(tokenizerConfig.chat_template), tokenizer.specialTokensMap, `${label}: chat_template`);
+  const stopTokenIds = tokenizer.eosTokenId === null ? [...cfg.eosTokenIds] : [tokenizer.eosTokenId];
+  return { cfg, tokenizer, tokenizerJson, tokenizerConfig, chatTemplate, stopTokenIds };
+}
+
+export async function createDefaultModel<O extends Record<string, unknown>>(input: DefaultModelInput<O>): Promise<DefaultModel> {
+  const texts = await buildTokenizerCorpus({
+    envs: [{ spec: input.spec, options: input.options }],
+    episodesPerEnv: input.corpusEpisodes,
+    seed: input.seed,
+  });
+  const files = trainDefaultTokenizer(texts, { vocabSize: input.shape.vocabSize });
+  const tokenizer = tokenizerFromJson(files.tokenizerJson, files.tokenizerConfig, 'default tokenizer');
+  if (tokenizer.eosTokenId === null) throw new Error('default tokenizer: no end-of-turn token');
+  const { vocabSize: _cap, ...sizes } = input.shape;
+  const cfg: ModelConfig = {
+    ...defaultModelConfigFor({ vocabSize: tokenizer.vocabSize, eosTokenIds: [tokenizer.eosTokenId], bosTokenId: null }),
+    ...Object.fromEntries(Object.entries(sizes).filter(([, v]) => v !== undefined)),
+  };
+  const assets = modelAssets(cfg, files.tokenizerJson, files.tokenizerConfig, 'default tokenizer');
+  let chars = 0;
+  let tokens = 0;
+  for (const text of texts) {
+    chars += text.length;
+    tokens += tokenizer.encode(text).length;
+  }
+  return { assets, params: initHostParams(cfg, input.seed), corpus: { texts: texts.length, chars, tokens } };
+}

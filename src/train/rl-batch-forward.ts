@@ -1,0 +1,128 @@
+/**
+ * The training forward over an RlLayout (rl-batch.ts): the shared prefix runs once as a batch of
+ * one, its keys and values per layer are broadcast to every row, and each row's tokens attend to
+ * the whole prefix plus their own sequence's past (packed rows: block-diagonal causal). The
+ * result equals the full-sequence forward (tokenLogprobs) exactly, up to float rounding, and
+ * gradients flow into the prefix too. Traceable: call it inside valueAndGrad / jit.
+ */
+import type { ModelConfig } from '../model/config.ts';
+import { nn, np, type Tensor } from '../model/engine.ts';
+import { causalMask, decoderLayer, MASKED, type LayerParams } from '../model/layers.ts';
+import { layerParams, type Params } from '../model/params.ts';
+import { ropeTables } from '../model/rope.ts';
+import { embedTokens, lmHead } from '../model/transformer.ts';
+import type { RlLayout } from './rl-batch.ts';
+
+/** The engine arrays of a layout. The prefix entries are absent when the layout has no shared prefix. */
+export type RlTensors = {
+  tokens: Tensor; // [B, T] int32
+  targets: Tensor; // [B, T] int32
+  mask: Tensor; // [B, T]
+  advantages: Tensor; // [B, T]
+  samplingLogprobs: Tensor; // [B, T]
+  sequenceLengths: Tensor; // [B, T]
+  cos: Tensor; // [B, 1, T, hd]
+  sin: Tensor;
+  attnMask: Tensor; // [B, 1, T, P + T] additive
+  prefix?: { tokens: Tensor /* [1, P] */; cos: Tensor /* [P, hd] */; sin: Tensor; attnMask: Tensor /* [1, 1, P, P] */ };
+};
+
+/** Row query t (segment s) sees every prefix key and the row keys t' ≤ t of segment s. */
+function rowMask(layout: RlLayout): Float32Array {
+  const { rows, length, segmentIds } = layout;
+  const P = layout.prefix.length;
+  const S = P + length;
+  const data = new Float32Array(rows * length * S);
+  for (let b = 0; b < rows; b++) {
+    for (let t = 0; t < length; t++) {
+      const base = (b * length + t) * S + P;
+      const seg = segmentIds[b * length + t];
+      for (let s = 0; s < length; s++) {
+        // Padding (segment -1) sees its own earlier padding: every softmax row keeps a finite entry.
+        if (s > t || segmentIds[b * length + s] !== seg) data[base + s] = MASKED;
+      }
+    }
+  }
+  return data;
+}
+
+export function rlTensors(cfg: ModelConfig, layout: RlLayout): RlTensors {
+  const { rows, length } = layout;
+  const P = layout.prefix.length;
+  const shape = [rows, length];
+  const positions = Array.from({ length: rows }, (_, r) => layout.positions.subarray(r * length, (r + 1) * length));
+  const rope = ropeTables(cfg, positions);
+  const out: RlTensors = {
+    tokens: np.array(layout.inputIds, { dtype: np.int32 }).reshape(shape),
+    targets: np.array(layout.targetIds, { dtype: np.int32 }).reshape(shape),
+    mask: np.array(layout.mask).reshape(shape),
+    advantages: np.array(layout.advantages).reshape(shape),
+    samplingLogprobs: np.array(layout.samplingLogprobs).reshape(shape),
+    sequenceLengths: np.array(layout.sequenceLengths).reshape(shape),
+    cos: rope.cos,
+    sin: rope.sin,
+    attnMask: np.array(rowMask(layout)).reshape([rows, 1, length, P + length]),
+  };
+  if (P > 0) {
+    const prefixRope = ropeTables(cfg, Array.from({ length: P }, (_, t) => t));
+    out.prefix = {
+      tokens: np.array(Int32Array.from(layout.prefix), { dtype: np.int32 }).reshape([1, P]),
+      cos: prefixRope.cos,
+      sin: prefixRope.sin,
+      attnMask: causalMask(P),
+    };
+  }
+  return out;
+}
+
+/** A layer's weights with a reference added to each (for a second use of the same weights). */
+function refLayer(p: LayerParams): LayerParams {
+  const out: Record<string, unknown> = {};
+  for (const [name, t] of Object.entries(p)) out[name] = t === undefined ? undefined : (t as Tensor).ref;
+  return out as LayerParams;
+}
+
+/**
+ * log p(target) at every row position [B, T] (and the entropy of the next-token distribution when
+ * asked). Consumes params and the tensors it reads (all but mask, advantages, samplingLogprobs,
+ * sequenceLengths, which the caller's loss uses).
+ */
+export function rlLogprobs(
+  cfg: ModelConfig,
+  params: Params,
+  batch: Pick<RlTensors, 'tokens' | 'targets' | 'cos' | 'sin' | 'attnMask' | 'prefix'>,
+  options: { entropy?: boolean } = {},
+): { logprobs: Tensor; entropy?: Tensor } {
+  const B = batch.tokens.shape[0];
+  const embed = params['model.embed_tokens.weight'];
+  const past: { k: Tensor; v: Tensor }[] = [];
+  if (batch.prefix) {
+    const { tokens, cos, sin, attnMask } = batch.prefix;
+    let x = embedTokens(embed.ref, tokens);
+    for (let i = 0; i < cfg.numLayers; i++) {
+      const last = i === cfg.numLayers - 1;
+      const out = decoderLayer(cfg, refLayer(layerParams(params, i)), x, { cos: last ? cos : cos.ref, sin: last ? sin : sin.ref }, last ? attnMask : attnMask.ref);
+      x = out.x;
+      const [, Hkv, P, hd] = out.k.shape;
+      past.push({ k: np.broadcastTo(out.k, [B, Hkv, P, hd]), v: np.broadcastTo(out.v, [B, Hkv, P, hd]) });
+    }
+    x.dispose();
+  }
+  let x = embedTokens(cfg.tieWordEmbeddings ? embed.ref : embed, batch.tokens);
+  for (let i = 0; i < cfg.numLayers; i++) {
+    const last = i === cfg.numLayers - 1;
+    const rope = last ? { cos: batch.cos, sin: batch.sin } : { cos: batch.cos.ref, sin: batch.sin.ref };
+    const out = decoderLayer(cfg, layerParams(params, i), x, rope, last ? batch.attnMask : batch.attnMask.ref, past[i]);
+    out.k.dispose();
+    out.v.dispose();
+    x = out.x;
+  }
+  const logp = nn.logSoftmax(lmHead(cfg, params, x), -1); // [B, T, V]
+  const picked = logp.ref.mul(nn.oneHot(batch.targets, cfg.vocabSize)).sum(-1);
+  if (!options.entropy) {
+    logp.dispose();
+    return { logprobs: picked };
+  }
+  // H = −Σ p log p
+  return { logprobs: picked, entropy: np.exp(logp.ref).mul(logp).sum(-1).neg() };
+}

@@ -1,0 +1,92 @@
+/**
+ * The warm start's demonstrations: episodes played by the real agent loop with the `random` scripted
+ * policy (random legal actions written as proper tool calls), each LLM call turned into one
+ * supervised sample: the prompt exactly as the embedded policy renders it (chat template with the
+ * tools, generation prompt; the same system prompt and message scheme as every rollout) and, as the
+ * completion, the assistant answer as the chat template writes it, through the end-of-turn token.
+ * Only the completion is trained (loss mask), so the model learns the answer's format, and, since
+ * the actions are uniformly random, nothing about which action is better.
+ */
+import type { Message, ToolSpec } from '../core/messages.ts';
+import type { EnvSpec } from '../envs/env.ts';
+import { randomPolicy } from '../policy/scripted.ts';
+import { runRollouts } from '../rollout/rollouts.ts';
+import type { ModelAssets } from './default-model.ts';
+import type { LayoutSample } from './rl-batch.ts';
+
+export interface Demonstrations {
+  samples: LayoutSample[];
+  episodes: number;
+  /** Longest demonstrated completion, in tokens. */
+  maxCompletionTokens: number;
+  meanCompletionTokens: number;
+  meanPromptTokens: number;
+}
+
+export interface DemoRequest<O extends Record<string, unknown>> {
+  spec: EnvSpec<O>;
+  options: O;
+  assets: ModelAssets;
+  /** Renders a prompt exactly as the sampling policy does (EmbeddedPolicy.promptIds). */
+  promptIds: (messages: Message[], tools: ToolSpec[]) => number[];
+  seeds: number[];
+  maxTurns: number;
+}
+
+/** The completion text of an assistant message: the template's render of it, after the generation prompt, through end of turn. */
+export function assistantCompletionText(assets: ModelAssets, messages: Message[], tools: ToolSpec[], answer: Message): string {
+  const before = assets.chatTemplate.render(messages, { tools, addGenerationPrompt: true });
+  const after = assets.chatTemplate.render([...messages, answer], { tools });
+  if (!after.startsWith(before)) {
+    throw new Error('warm start: the chat template does not render an assistant answer as a continuation of its generation prompt');
+  }
+  const rest = after.slice(before.length);
+  const stops = assets.stopTokenIds.map((id) => assets.tokenizer.decode([id]));
+  let end = -1;
+  for (const stop of stops) {
+    const at = rest.indexOf(stop);
+    if (at !== -1 && (end === -1 || at + stop.length < end)) end = at + stop.length;
+  }
+  if (end === -1) throw new Error(`warm start: the rendered answer has no end-of-turn token (${stops.join(', ')})`);
+  return rest.slice(0, end);
+}
+
+export async function warmStartDemonstrations<O extends Record<string, unknown>>(request: DemoRequest<O>): Promise<Demonstrations> {
+  const { assets } = request;
+  const result = await runRollouts({
+    spec: request.spec,
+    options: request.options,
+    policy: randomPolicy(),
+    seeds: request.seeds,
+    episode: { maxTurns: request.maxTurns },
+  });
+  const samples: LayoutSample[] = [];
+  let maxCompletion = 0;
+  let completionSum = 0;
+  let promptSum = 0;
+  for (const t of result.trajectories) {
+    if (t.status === 'failed') throw new Error(`warm start: a random-policy episode failed (seed ${t.seed}): ${t.statusReason}`);
+    for (const turn of t.turns) {
+      for (const call of turn.calls) {
+        // The agent loop appends the parsed answer right after the messages it sent.
+        const answer = t.messages[call.messages.length];
+        if (!answer || answer.role !== 'assistant') throw new Error('warm start: a recorded call is not followed by its answer');
+        const promptIds = request.promptIds(call.messages, call.tools);
+        const completionIds = assets.tokenizer.encode(assistantCompletionText(assets, call.messages, call.tools, answer));
+        const tokens = [...promptIds, ...completionIds];
+        samples.push({ tokens, lossMask: tokens.map((_, i) => (i >= promptIds.length ? 1 : 0)) });
+        maxCompletion = Math.max(maxCompletion, completionIds.length);
+        completionSum += completionIds.length;
+        promptSum += promptIds.length;
+      }
+    }
+  }
+  if (samples.length === 0) throw new Error('warm start: the demonstrations hold no policy call');
+  return {
+    samples,
+    episodes: result.trajectories.length,
+    maxCompletionTokens: maxCompletion,
+    meanCompletionTokens: completionSum / samples.length,
+    meanPromptTokens: promptSum / samples.length,
+  };
+}

@@ -1,0 +1,186 @@
+/**
+ * The warm start: before RL the model learns the action FORMAT and nothing more. Supervised
+ * training (masked NLL on the completion, loss-sft.ts) on random-policy demonstrations rendered
+ * exactly as rollouts present them (warm-start-demos.ts), until answers sampled on held-out seeds
+ * are legal actions often enough (invalid rate below the target) or the step budget runs out.
+ * Since the demonstrated actions are uniformly random, the warm-started policy plays about as well
+ * as `random`: whatever RL gains later, it discovered itself.
+ */
+import { Rng } from '../core/random.ts';
+import type { EnvSpec } from '../envs/env.ts';
+import { ParamTrainer } from '../model/param-trainer.ts';
+import type { Params } from '../model/params.ts';
+import type { EmbeddedPolicy } from '../policy/embedded.ts';
+import { runRollouts } from '../rollout/rollouts.ts';
+import type { ModelAssets } from './default-model.ts';
+import { supervisedLoss } from './loss-sft.ts';
+import { LayoutShapes, type LayoutSample } from './rl-batch.ts';
+import { rlLogprobs, rlTensors, type RlTensors } from './rl-batch-forward.ts';
+import type { TrainSettings } from './train-config.ts';
+import { demoSeeds, formatCheckSeeds } from './trainer-seeds.ts';
+import { warmStartDemonstrations, type Demonstrations } from './warm-start-demos.ts';
+
+export interface WarmStartCheck {
+  step: number;
+  /** Invalid answers per LLM call, sampled at the rollout temperature on held-out seeds. */
+  invalidRate: number;
+  meanReturn: number;
+  /** Completions cut at max tokens, per call. */
+  lengthRate: number;
+}
+
+export interface WarmStartRequest<O extends Record<string, unknown>> {
+  spec: EnvSpec<O>;
+  options: O;
+  assets: ModelAssets;
+  /** The weights to start from (taken). */
+  params: Params;
+  /** The run's sampling policy: renders the demonstrations' prompts and samples the checks (its weights are replaced). */
+  policy: EmbeddedPolicy;
+  settings: TrainSettings['warmStart'];
+  runSeed: number;
+  maxTurns: number;
+  /** Max new tokens per answer; null: the longest demonstrated answer + 16. */
+  maxTokens: number | null;
+  temperature: number;
+  concurrency: number;
+  onStep?: (step: number, loss: number) => void;
+  onCheck?: (check: WarmStartCheck) => void;
+}
+
+export interface WarmStartResult {
+  /** The warm-started weights (owned by the caller). */
+  params: Params;
+  steps: number;
+  /** Whether the last check met the target invalid rate. */
+  reached: boolean;
+  checks: WarmStartCheck[];
+  losses: { step: number; loss: number }[];
+  /** The answers' token budget the run uses from here on. */
+  maxTokens: number;
+  demos: Omit<Demonstrations, 'samples'> & { samples: number };
+  /** Tokens computed by the training forward (shared prefix once per batch). */
+  trainTokens: number;
+  trainMs: number;
+  checkMs: number;
+  wallMs: number;
+}
+
+/** Tokens past the longest demonstration before an answer is cut (room for a longer legal answer). */
+const MAX_TOKENS_SLACK = 16;
+
+function sftLoss(cfg: ModelAssets['cfg']) {
+  return (params: Params, b: RlTensors) => {
+    const { logprobs } = rlLogprobs(cfg, params, b);
+    b.advantages.dispose();
+    b.samplingLogprobs.dispose();
+    b.sequenceLengths.dispose();
+    return supervisedLoss(logprobs, b.mask);
+  };
+}
+
+/** Batches of `size` demonstrations, reshuffled on every pass (seeded). */
+function* batches(samples: readonly LayoutSample[], size: number, seed: number): Generator<LayoutSample[]> {
+  for (let pass = 0; ; pass++) {
+    const rng = new Rng(seed, 0x5f7 + pass);
+    const order = samples.map((_, i) => i);
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = rng.int(i + 1);
+      [order[i], order[j]] = [order[j], order[i]];
+    }
+    for (let i = 0; i + size <= order.length || (i === 0 && order.length > 0); i += size) {
+      yield order.slice(i, i + size).map((k) => samples[k]);
+    }
+  }
+}
+
+export async function warmStart<O extends Record<string, unknown>>(request: WarmStartRequest<O>): Promise<WarmStartResult> {
+  const start = performance.now();
+  const { settings, assets, policy } = request;
+  const demos = await warmStartDemonstrations({
+    spec: request.spec,
+    options: request.options,
+    assets,
+    promptIds: (messages, tools) => policy.promptIds(messages, tools),
+    seeds: demoSeeds(request.runSeed, settings.demoEpisodes),
+    maxTurns: request.maxTurns,
+  });
+  const maxTokens = request.maxTokens ?? demos.maxCompletionTokens + MAX_TOKENS_SLACK;
+  const trainer = new ParamTrainer<RlTensors>(request.params, sftLoss(assets.cfg), settings.optimizer);
+  const shapes = new LayoutShapes({ rowsMultiple: 8, lengthMultiple: 32, padId: assets.tokenizer.padTokenId ?? 0 });
+  const checks: WarmStartCheck[] = [];
+  const losses: { step: number; loss: number }[] = [];
+  let trainTokens = 0;
+  let trainMs = 0;
+  let checkMs = 0;
+
+  const check = async (step: number): Promise<WarmStartCheck> => {
+    const t0 = performance.now();
+    policy.updateWeights(trainer.params, 0);
+    let lengthFinishes = 0;
+    const { summary } = await runRollouts({
+      spec: request.spec,
+      options: request.options,
+      policy,
+      seeds: formatCheckSeeds(settings.checkEpisodes),
+      concurrency: request.concurrency,
+      episode: { maxTurns: request.maxTurns, maxTokens, temperature: request.temperature },
+      keepTrajectories: false,
+      onTrajectory: (t) => {
+        lengthFinishes += t.metrics.lengthFinishes ?? 0;
+      },
+    });
+    const result: WarmStartCheck = {
+      step,
+      invalidRate: summary.invalidActionRate,
+      meanReturn: summary.meanReturn.mean,
+      lengthRate: summary.llmCalls > 0 ? lengthFinishes / summary.llmCalls : 0,
+    };
+    checkMs += performance.now() - t0;
+    checks.push(result);
+    request.onCheck?.(result);
+    return result;
+  };
+
+  let steps = 0;
+  let reached = false;
+  try {
+    const source = batches(demos.samples, Math.min(settings.batchSize, demos.samples.length), request.runSeed);
+    while (steps < settings.maxSteps) {
+      const t0 = performance.now();
+      const layout = shapes.layout(source.next().value!);
+      const result = await trainer.step(rlTensors(assets.cfg, layout));
+      steps++;
+      trainTokens += layout.computedTokens;
+      trainMs += performance.now() - t0;
+      losses.push({ step: steps, loss: result.loss });
+      request.onStep?.(steps, result.loss);
+      if (steps % settings.checkEvery === 0 || steps === settings.maxSteps) {
+        if ((await check(steps)).invalidRate < settings.targetInvalidRate) {
+          reached = true;
+          break;
+        }
+      }
+    }
+    if (steps === 0) reached = (await check(0)).invalidRate < settings.targetInvalidRate;
+  } catch (error) {
+    trainer.dispose();
+    throw error;
+  }
+  const params = trainer.release();
+  policy.updateWeights(params, 0);
+  const { samples, ...demoStats } = demos;
+  return {
+    params,
+    steps,
+    reached,
+    checks,
+    losses,
+    maxTokens,
+    demos: { ...demoStats, samples: samples.length },
+    trainTokens,
+    trainMs,
+    checkMs,
+    wallMs: performance.now() - start,
+  };
+}

@@ -1,0 +1,112 @@
+/**
+ * The trainer's batch layout and shared-prefix forward: a prefix computed once and broadcast to
+ * packed rows gives the same logprobs, entropies and gradients as the plain full-sequence forward.
+ */
+import assert from 'node:assert/strict';
+import { before, test } from 'node:test';
+import { initEngine, jit, np, tree, valueAndGrad, type Tensor } from '../../src/model/engine.ts';
+import { sequenceLogprobs, batchTensors, tokenLogprobs } from '../../src/model/logprobs.ts';
+import { toHostParams, toParams, type Params } from '../../src/model/params.ts';
+import { buildTokenBatch } from '../../src/model/token-batch.ts';
+import { buildRlLayout, sampleTargetValues, sharedPrefixLength, type LayoutSample } from '../../src/train/rl-batch.ts';
+import { rlLogprobs, rlTensors } from '../../src/train/rl-batch-forward.ts';
+import { maxAbsDiff, randomHostParams, tinyConfig } from '../model/model-fixtures.ts';
+
+before(async () => {
+  await initEngine({ threads: 1 });
+});
+
+const cfg = tinyConfig('qwen3');
+const prefix = [5, 9, 2, 11, 30, 7, 7, 3];
+
+/** Prompt = shared prefix + a per-sample part; completion masked. */
+function sample(own: number[], completion: number[]): LayoutSample & { promptIds: number[]; completionIds: number[] } {
+  const promptIds = [...prefix, ...own];
+  const tokens = [...promptIds, ...completion];
+  return {
+    promptIds,
+    completionIds: completion,
+    tokens,
+    lossMask: tokens.map((_, i) => (i >= promptIds.length ? 1 : 0)),
+    advantages: tokens.map((_, i) => (i >= promptIds.length ? 0.5 : 0)),
+    logprobs: tokens.map((_, i) => (i >= promptIds.length ? -1 : 0)),
+  };
+}
+
+const samples = [
+  sample([1, 2, 3], [4, 5, 6, 7]),
+  sample([8], [9, 10]),
+  sample([12, 13, 14, 15, 16], [17, 18, 19, 20, 21, 22]),
+  sample([23, 24], [25]),
+];
+
+test('the shared prefix stops before the first trained token of any sample', () => {
+  assert.equal(sharedPrefixLength(samples), prefix.length);
+  const early = { tokens: [...prefix.slice(0, 4), 1, 2], lossMask: [0, 0, 0, 1, 1, 1] };
+  assert.equal(sharedPrefixLength([...samples, early]), 2);
+  assert.equal(sharedPrefixLength(samples, 5), 5);
+});
+
+test('layout: rows and length are rounded, sequences packed, arrays aligned with targets', () => {
+  const layout = buildRlLayout(samples, { rowsMultiple: 4, lengthMultiple: 16, minLength: 16 });
+  assert.equal(layout.prefix.length, prefix.length);
+  assert.equal(layout.length, 16);
+  assert.equal(layout.rows, 4);
+  // Every sample's first row input is the token right after the prefix.
+  samples.forEach((s, i) => {
+    const p = layout.placements[i];
+    assert.equal(layout.inputIds[p.row * layout.length + p.start], s.tokens[prefix.length]);
+    assert.equal(p.inputs, s.tokens.length - 1 - prefix.length);
+  });
+  const trained = samples.reduce((n, s) => n + s.completionIds.length, 0);
+  assert.equal(layout.mask.reduce((a, b) => a + b, 0), trained);
+  assert.equal(layout.advantages.reduce((a, b) => a + b, 0), 0.5 * trained);
+  assert.equal(layout.computedTokens, prefix.length + samples.reduce((n, s) => n + s.tokens.length - 1 - prefix.length, 0));
+  // All four fit one 16-long row except where they do not: rows used = first-fit decreasing result.
+  assert.ok(new Set(layout.placements.map((p) => p.row)).size <= 2);
+});
+
+test('shared-prefix logprobs and entropies equal the full-sequence forward', async () => {
+  const params = toParams(randomHostParams(cfg, 3));
+  const reference = await sequenceLogprobs(cfg, params, samples, { entropy: true });
+  const layout = buildRlLayout(samples, { rowsMultiple: 4, lengthMultiple: 16, minLength: 16 });
+  const t = rlTensors(cfg, layout);
+  for (const name of ['mask', 'advantages', 'samplingLogprobs', 'sequenceLengths'] as const) t[name].dispose();
+  const out = rlLogprobs(cfg, tree.ref(params), t, { entropy: true });
+  const lp = sampleTargetValues(layout, samples, await out.logprobs.data());
+  const ent = sampleTargetValues(layout, samples, await out.entropy!.data());
+  for (let i = 0; i < samples.length; i++) {
+    assert.ok(maxAbsDiff(lp[i], reference.logprobs[i]) < 1e-4, `logprobs of sample ${i}`);
+    assert.ok(maxAbsDiff(ent[i], reference.entropy![i]) < 1e-4, `entropy of sample ${i}`);
+  }
+  tree.dispose(params);
+});
+
+test('gradients through the shared prefix equal those of the full forward', async () => {
+  const params = toParams(randomHostParams(cfg, 4));
+  const layout = buildRlLayout(samples, { rowsMultiple: 2, lengthMultiple: 16, minLength: 16 });
+  const loss = (p: Params, b: ReturnType<typeof rlTensors>): Tensor => {
+    const { logprobs } = rlLogprobs(cfg, p, b);
+    b.advantages.dispose();
+    b.samplingLogprobs.dispose();
+    b.sequenceLengths.dispose();
+    return logprobs.mul(b.mask).sum().neg();
+  };
+  const [value, grads] = jit(valueAndGrad(loss))(tree.ref(params), rlTensors(cfg, layout)) as unknown as [Tensor, Params];
+
+  const plain = buildTokenBatch(samples, {});
+  const fullLoss = (p: Params, b: ReturnType<typeof batchTensors>): Tensor => {
+    const { logprobs } = tokenLogprobs(cfg, p, b);
+    return logprobs.mul(b.mask).sum().neg();
+  };
+  const [refValue, refGrads] = jit(valueAndGrad(fullLoss))(tree.ref(params), batchTensors(cfg, plain)) as unknown as [Tensor, Params];
+  assert.ok(Math.abs((await value.data())[0] - (await refValue.data())[0]) < 1e-4);
+  const g = await toHostParams(grads);
+  const r = await toHostParams(refGrads);
+  for (const name of Object.keys(r)) {
+    const scale = Math.max(1e-3, ...Array.from(r[name].data, Math.abs));
+    assert.ok(maxAbsDiff(g[name].data, r[name].data) / scale < 1e-3, `gradient of ${name}`);
+  }
+  tree.dispose([params, grads, refGrads]);
+  void np;
+});
