@@ -12,7 +12,7 @@
  * usage: npm run bench -- model [--json] [--seconds S] [--threads N] [--configs a,b] [--no-torch]
  */
 import { spawnSync } from 'node:child_process';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_MODEL_CONFIG, REFERENCE_BENCH_CONFIG, REFERENCE_BENCH_SHAPE } from '../src/model/builtin-configs.ts';
@@ -73,8 +73,8 @@ export const BENCH_SPECS: Record<string, BenchSpec> = {
 const WINDOWS = 3;
 
 /**
- * Calls `fn` once to warm up, then in WINDOWS windows of seconds / WINDOWS (at least 2 calls each);
- * `fn` returns [units, ms] for one call; the best window's units per second.
+ * Calls `fn` once to warm up, then in WINDOWS windows of seconds / WINDOWS (at least one call
+ * each); `fn` returns [units, ms] for one call; the best window's units per second.
  */
 async function bestRate(fn: () => Promise<[number, number]>, seconds: number): Promise<number> {
   await fn();
@@ -82,7 +82,7 @@ async function bestRate(fn: () => Promise<[number, number]>, seconds: number): P
   for (let w = 0; w < WINDOWS; w++) {
     let units = 0;
     let ms = 0;
-    for (let calls = 0; calls < 2 || ms < (seconds * 1000) / WINDOWS; calls++) {
+    while (ms < (seconds * 1000) / WINDOWS) {
       const [u, t] = await fn();
       units += u;
       ms += t;
@@ -192,6 +192,8 @@ export async function run(args: string[], log: (line: string) => void): Promise<
   if (!(seconds > 0)) throw new Error(`--seconds must be > 0`);
 
   const python = args.includes('--no-torch') ? null : findTorchPython();
+  // Other processes' load skews every figure here (PyTorch's OpenMP threads most): record it.
+  const loadBefore = loadavg()[0];
   const configs: Record<string, Record<string, unknown>> = {};
   for (const name of names) {
     configs[name] = round(measureInChild(name, threads, seconds, 'all'));
@@ -221,7 +223,9 @@ export async function run(args: string[], log: (line: string) => void): Promise<
     log('python3-torch not found: no torch figures');
   }
   // Nested figures: run.ts prints them with JSON.stringify as they are.
-  return { threads, configs } as unknown as BenchFigures;
+  const load = { before: Math.round(loadBefore * 100) / 100, after: Math.round(loadavg()[0] * 100) / 100, cores: availableParallelism() };
+  log(`load average (1 min) ${load.before} -> ${load.after} on ${load.cores} cores`);
+  return { threads, loadAverage1m: load, configs } as unknown as BenchFigures;
 }
 
 if (process.argv[2] === '--child') {

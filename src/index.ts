@@ -45,3 +45,9 @@ export { buildSamples } from './train/samples.ts';
 export type * from './train/samples-types.ts';
 export { toAtroposScoredData, atroposToJsonl } from './train/atropos.ts';
 export { samplesToJsonl, samplesFromJsonl, writeSamplesJsonl, readSamplesJsonl } from './train/samples-jsonl.ts';
+
+export { evaluatePolicies, type EvalRequest, type EvalReport, type PolicyEval, type GreedyTableReport } from './eval/evaluate.ts';
+export { headToHead, headToHeadMatrix, type HeadToHead } from './eval/head-to-head.ts';
+export { blackjackGreedyTable, type GreedyTable } from './train/greedy-table.ts';
+export { exportCheckpoint, type ExportOptions, type ExportResult } from './model/export.ts';
+export { resolveRunCheckpoint, type RunCheckpoint } from './policy/run-checkpoint.ts';

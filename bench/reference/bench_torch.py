@@ -16,8 +16,8 @@ Protocol (bench/model.ts measures the embedded model the same way):
   train: forward + cross-entropy + backward + global-norm clipping (1.0) + AdamW step on
     [batchSize, seqLen] tokens (what src/model/train-throughput.ts times);
     tokens/s = batchSize * seqLen / time.
-  Each measurement: one warm-up call, then calls until `seconds` have passed (at least 2); prefill
-    and decode report the best of 3 windows of seconds / 3 (another process's load comes and goes).
+  Each measurement: one warm-up call, then calls until `seconds` have passed (training: at least 2);
+    prefill and decode report the best of 3 windows of seconds / 3 (another process's load comes and goes).
 Each config runs in its own child process so peakRssMB (ru_maxrss) is per config.
 """
 import json
@@ -40,7 +40,8 @@ REQUIRED_MODEL_KEYS = ["vocabSize", "hiddenSize", "intermediateSize", "numLayers
 
 
 def rate(fn, tokens_per_call, seconds, windows=1):
-    """Tokens/s over `windows` windows of >= seconds / windows (>= 2 calls each); the best window."""
+    """Tokens/s over `windows` windows of >= seconds / windows (>= 1 call each); the best window.
+    With windows=1 (training): at least 2 calls."""
     fn()  # warm-up
     best = 0.0
     for _ in range(windows):
@@ -49,7 +50,7 @@ def rate(fn, tokens_per_call, seconds, windows=1):
             fn()
             calls += 1
             elapsed = time.perf_counter() - start
-            if calls >= 2 and elapsed >= seconds / windows:
+            if calls >= (2 if windows == 1 else 1) and elapsed >= seconds / windows:
                 break
         best = max(best, tokens_per_call * calls / elapsed)
     return best

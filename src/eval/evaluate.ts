@@ -8,7 +8,7 @@
 import type { z } from 'zod';
 import type { Trajectory } from '../core/trajectory.ts';
 import type { episodeSettingsSchema } from '../agent/episode-settings.ts';
-import { exactValues } from '../cli/exact-values.ts';
+import { exactValues } from './exact-values.ts';
 import type { EnvSpec } from '../envs/env.ts';
 import type { BlackjackOptions } from '../envs/blackjack/options.ts';
 import { blackjackSpec } from '../envs/blackjack/spec.ts';
@@ -76,7 +76,7 @@ export interface PolicyEval {
   /** Share of scored episodes that ended on an invalid answer. */
   invalidEndingRate: number;
   meanTurns: number;
-  /** The policy's exact expected return, or null when the env cannot compute it for this policy. */
+  /** The policy's exact expected return as played, or null when the env cannot compute it (an LLM sampled above temperature 0). */
   exactReturn: number | null;
   exactSource: 'distribution' | 'greedy-table' | null;
   /** For an LLM policy on Blackjack. */
@@ -166,7 +166,10 @@ async function evaluatePolicy(request: EvalRequest, policy: Policy): Promise<{ r
     }
   }
   const scored = summary.episodes.finished - summary.episodes.failed;
-  const exactReturn = exact.exactReturn ?? greedyTable?.exactReturn ?? null;
+  // The greedy table is the exact value of the policy as played only when it was played greedily.
+  const greedy = request.episode.temperature === 0 ? greedyTable : null;
+  if (greedyTable && !greedy) notes.push(`exact return n/a: sampled at temperature ${request.episode.temperature}; the greedy table (temperature 0) is worth ${greedyTable.exactReturn.toFixed(4)}`);
+  const exactReturn = exact.exactReturn ?? greedy?.exactReturn ?? null;
   const result: PolicyEval = {
     policy: policy.name,
     episodes: request.seeds.length,
@@ -184,7 +187,7 @@ async function evaluatePolicy(request: EvalRequest, policy: Policy): Promise<{ r
     invalidEndingRate: scored > 0 ? summary.invalidEndings / scored : NaN,
     meanTurns: summary.meanTurns,
     exactReturn,
-    exactSource: exact.exactReturn !== null ? 'distribution' : greedyTable ? 'greedy-table' : null,
+    exactSource: exact.exactReturn !== null ? 'distribution' : greedy ? 'greedy-table' : null,
     greedyTable,
     notes,
   };

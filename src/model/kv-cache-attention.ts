@@ -4,7 +4,7 @@
  * weights of sampler-weights.ts; only the new tokens' keys/values are produced.
  *
  * Blocks are [b, Hkv, S_i, hd] with b either the batch B or 1 (a block shared by every row, e.g. a
- * cached system prompt); they are never copied into one big array. Scores are computed per block,
+ * cached system prompt); they are not concatenated into one array. Scores are computed per block,
  * joined on the key axis (small: [B, Hkv, G*C, ΣS]), soft-maxed once, and the value sums are added:
  *   softmax([q k_1ᵀ, …, q k_nᵀ] / √hd + mask) [v_1; …; v_n]  =  Σ_i p_i v_i
  */

@@ -1,10 +1,11 @@
 /**
- * The two compiled forwards of generation:
+ * The compiled programs of generation:
  *   prefill: a chunk of C prompt tokens per row (right-padded), attending to shared cached blocks
  *            and causally to itself -> the chunk's keys/values and log p at each row's last token;
- *   decode:  one token per row, attending to every cached block -> log p, with the token's key and
- *            value written into the open decode block at `slot` (a one-hot mask over its slots).
- * Both are jit-compiled once per input shape signature; parameters are inputs, not constants, so a
+ *   decode:  one token per row, attending to the cache's blocks (kv-cache.ts) -> log p, with the
+ *            token's key and value written into the open block at `slot` (a one-hot over its slots);
+ *   merge:   a full open block copied into the cache's `past` at an offset.
+ * Each is jit-compiled once per input shape signature; weights are inputs, not constants, so a
  * weight update needs no recompilation. Plain JS builds the small per-call inputs (rope rows, masks).
  */
 import type { ModelConfig } from './config.ts';

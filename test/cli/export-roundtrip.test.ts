@@ -35,7 +35,10 @@ test('a full-weights checkpoint exports to a Hugging Face folder that loads back
   const out = join(run.root, 'exported');
   const result = exportCheckpoint(run.dirs[4], out);
   assert.equal(result.adapter, 'none');
-  assert.deepEqual(readdirSync(out).sort(), ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
+  assert.deepEqual(readdirSync(out).sort(), ['config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
+  const json = (dir: string, file: string) => JSON.parse(readFileSync(join(dir, file), 'utf8'));
+  assert.deepEqual(json(out, 'generation_config.json'), json(run.dirs[4], 'generation_config.json'));
+  assert.deepEqual(json(out, 'tokenizer.json'), json(run.dirs[4], 'tokenizer.json'));
   assert.deepEqual([...result.files].sort(), readdirSync(out).sort());
   const config = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8'));
   assert.equal(config.model_type, 'qwen3');

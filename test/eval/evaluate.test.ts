@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import { resolveEpisodeSettings } from '../../src/agent/episode-settings.ts';
 import { blackjackSpec } from '../../src/envs/blackjack/spec.ts';
 import { nimSpec } from '../../src/envs/nim/spec.ts';
+import { formatEvalReport } from '../../src/cli/eval-report.ts';
 import { evaluatePolicies } from '../../src/eval/evaluate.ts';
 import { headToHead } from '../../src/eval/head-to-head.ts';
 import { oraclePolicy, randomPolicy, stickAtPolicy } from '../../src/policy/scripted.ts';
@@ -65,6 +66,8 @@ test('scripted policies on blackjack: exact values, the oracle, and symmetric he
   // The rate is computed from the returns on each seed.
   const returnsOf = (name: string) => played.filter((t) => t.policy === name).sort((x, y) => x.seed - y.seed).map((t) => t.reward);
   assert.equal(report.headToHead.oracle['stick-at-17'], headToHead(returnsOf('oracle'), returnsOf('stick-at-17')).rate);
+  const text = formatEvalReport(report);
+  assert.ok(text.some((line) => /^oracle +- +0\.\d{3} +0\.\d{3}$/.test(line)), text.join('\n'));
 });
 
 test('an LLM-like policy on blackjack is valued by its greedy table, which its greedy episodes agree with', async () => {
@@ -100,10 +103,16 @@ test('greedy play that depends on the conversation, not the state, is reported a
   assert.ok(p.invalidRate > 0.05, `sampled invalid rate ${p.invalidRate}`);
   assert.equal(p.greedyTable!.agreement.agrees, false);
   assert.match(p.greedyTable!.agreement.message, /outside the sampled greedy mean return/);
+  const text = formatEvalReport(report).join('\n');
+  assert.match(text, /text-forgetful +-?\d\.\d{4} .* -?\d\.\d{4} \(greedy table\)/);
+  assert.match(text, /greedy table: exact return -?\d\.\d{4}, 0 of 280 states answered invalidly/);
+  assert.match(text, /lies outside the sampled greedy mean return/);
 
   // Sampled above temperature 0, nothing is compared.
   const hot = await evaluatePolicies({ spec: blackjackSpec, options, policies: [policy], seeds: seeds(50), episode: resolveEpisodeSettings({ temperature: 0.7, maxTokens: 16 }) });
   assert.equal(hot.policies[0].greedyTable!.agreement.checked, false);
+  assert.equal(hot.policies[0].exactReturn, null, 'the greedy table is not the value of a sampled policy');
+  assert.match(hot.policies[0].notes.join(' '), /sampled at temperature 0.7; the greedy table \(temperature 0\) is worth/);
   assert.equal(hot.temperature, 0.7);
 });
 

@@ -69,6 +69,7 @@ export function saveTinyModel(dir: string, model: TinyModel, host: HostParams = 
     tensors: Object.fromEntries(Object.entries(host).map(([name, t]) => [name, { dtype: 'F32' as const, shape: t.shape, data: t.data }])),
     tokenizerJson: model.files.tokenizerJson,
     tokenizerConfig: model.files.tokenizerConfig,
+    generationConfig: { eos_token_id: model.cfg.eosTokenIds, temperature: 0.7, top_p: 0.9 },
   });
 }
 

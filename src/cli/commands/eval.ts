@@ -10,7 +10,7 @@ import { resolveEpisodeSettings } from '../../agent/episode-settings.ts';
 import { loadEnvSpec } from '../../envs/registry.ts';
 import { parseEnvOptionPairs, resolveEnvOptions } from '../../envs/options.ts';
 import { evaluatePolicies } from '../../eval/evaluate.ts';
-import { formatEvalReport } from '../../eval/eval-report.ts';
+import { formatEvalReport } from '../eval-report.ts';
 import type { Policy } from '../../policy/policy.ts';
 import { resolvePolicy } from '../../policy/resolve.ts';
 import { rolloutSeeds } from '../../rollout/rollouts.ts';
@@ -91,7 +91,8 @@ export async function evalCommand(flags: EvalFlags): Promise<void> {
   };
   await store.createRun(run);
   const sink = new TrajectorySink(store, save);
-  let progress: Progress | null = null;
+  // One progress line per policy, replaced as the evaluation moves on.
+  const bar: { current: Progress | null } = { current: null };
   try {
     const report = await evaluatePolicies({
       spec,
@@ -103,12 +104,12 @@ export async function evalCommand(flags: EvalFlags): Promise<void> {
       runId: run.id,
       onTrajectory: (t) => sink.add(t),
       onPolicyStart: (name, total) => {
-        progress = startProgress(`eval ${spec.name} ${name}`, total);
+        bar.current = startProgress(`eval ${spec.name} ${name}`, total);
       },
-      onEpisode: (_name, done, meanReturn) => progress?.update(done, `mean return ${meanReturn.toFixed(3)}`),
+      onEpisode: (_name, done, meanReturn) => bar.current?.update(done, `mean return ${meanReturn.toFixed(3)}`),
       onPolicyEnd: () => {
-        progress?.stop();
-        progress = null;
+        bar.current?.stop();
+        bar.current = null;
       },
     });
     await sink.flush();
@@ -118,7 +119,7 @@ export async function evalCommand(flags: EvalFlags): Promise<void> {
     out.line(`run ${run.id} (${sink.savedCount} trajectories stored)`);
     out.result(result);
   } catch (err) {
-    (progress as Progress | null)?.stop();
+    bar.current?.stop();
     await sink.flush().catch(() => undefined);
     await store.finishRun(run.id, { status: 'failed', finishedAt: nowIso(), summary: { error: (err as Error).message } });
     throw err;

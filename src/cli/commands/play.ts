@@ -12,7 +12,7 @@ import { openStore } from '../../store/open.ts';
 import { fmt, makeOutput, pct } from '../output.ts';
 import { startProgress } from '../progress.ts';
 import { parseSavePolicy, TrajectorySink } from '../trajectory-sink.ts';
-import { exactValues } from '../exact-values.ts';
+import { exactValues } from '../../eval/exact-values.ts';
 
 export interface PlayFlags {
   env: string;

@@ -1,6 +1,6 @@
 /** The human-readable form of an evaluation: one row per policy, greedy-table notes, the head-to-head matrix. */
-import { fmt, pct, table } from '../cli/output.ts';
-import type { EvalReport, PolicyEval } from './evaluate.ts';
+import { fmt, pct, table } from './output.ts';
+import type { EvalReport, PolicyEval } from '../eval/evaluate.ts';
 
 function exactCell(p: PolicyEval): string {
   if (p.exactReturn === null) return 'n/a';

@@ -1,0 +1,125 @@
+/**
+ * One RL step: rollouts of the current policy (G samples per seed, B seeds) → rewards (the env's
+ * parts and the run's reward functions, recorded per turn by the agent loop) → groups →
+ * advantages (computeAdvantages; the episode's advantage goes to every decision it made) →
+ * training samples (buildSamples: exactly the sampled ids, per turn, packed per conversation) →
+ * optimiser steps (mini-batches, epochs) → the new weights are published to the policy.
+ */
+import { computeAdvantages } from '../advantage/compute.ts';
+import { scoredGroupsFromTrajectories } from '../advantage/from-trajectories.ts';
+import { Rng } from '../core/random.ts';
+import type { Trajectory } from '../core/trajectory.ts';
+import type { EnvSpec } from '../envs/env.ts';
+import { tree } from '../model/engine.ts';
+import type { ParamTrainer } from '../model/param-trainer.ts';
+import type { Params } from '../model/params.ts';
+import type { EmbeddedPolicy } from '../policy/embedded.ts';
+import type { RewardConfig } from '../rewards/reward.ts';
+import { runRollouts } from '../rollout/rollouts.ts';
+import type { ModelAssets } from './default-model.ts';
+import { LayoutShapes, type LayoutSample } from './rl-batch.ts';
+import { rlTensors } from './rl-batch-forward.ts';
+import { buildSamples } from './samples.ts';
+import type { TrainingSample } from './samples-types.ts';
+import type { TrainSettings } from './train-config.ts';
+import { referenceLogprobs, type RlStepInputs } from './trainer-loss.ts';
+import { rolloutMetrics, updateMetrics } from './trainer-metrics.ts';
+import { stepSeeds } from './trainer-seeds.ts';
+
+export interface RlStepContext<O extends Record<string, unknown>> {
+  spec: EnvSpec<O>;
+  options: O;
+  rewards: RewardConfig | undefined;
+  settings: TrainSettings;
+  assets: ModelAssets;
+  policy: EmbeddedPolicy;
+  trainer: ParamTrainer<RlStepInputs>;
+  shapes: LayoutShapes;
+  /** The frozen reference (the warm-started weights) when β > 0. */
+  reference: { params: Params; forward: ReturnType<typeof referenceLogprobs> } | null;
+  maxTurns: number;
+  maxTokens: number;
+  runId: string;
+}
+
+export interface RlStepResult {
+  metrics: Record<string, number>;
+  episodes: number;
+  /** The step's trajectories in (seed, sample) order. */
+  trajectories: Trajectory[];
+}
+
+/** The samples split into `parts` nearly equal mini-batches, in a seeded order. */
+function miniBatches(samples: readonly TrainingSample[], parts: number, rng: Rng): TrainingSample[][] {
+  const order = samples.map((_, i) => i);
+  for (let i = order.length - 1; i > 0; i--) {
+    const j = rng.int(i + 1);
+    [order[i], order[j]] = [order[j], order[i]];
+  }
+  const n = Math.min(parts, samples.length);
+  return Array.from({ length: n }, (_, k) => order.slice(Math.floor((k * order.length) / n), Math.floor(((k + 1) * order.length) / n)).map((i) => samples[i]));
+}
+
+async function optimise<O extends Record<string, unknown>>(ctx: RlStepContext<O>, samples: readonly LayoutSample[]) {
+  const layout = ctx.shapes.layout(samples);
+  const inputs: RlStepInputs = rlTensors(ctx.assets.cfg, layout);
+  if (ctx.reference) {
+    const { tokens, targets, cos, sin, attnMask, prefix } = inputs;
+    inputs.refLogprobs = ctx.reference.forward(tree.ref(ctx.reference.params), {
+      tokens: tokens.ref,
+      targets: targets.ref,
+      cos: cos.ref,
+      sin: sin.ref,
+      attnMask: attnMask.ref,
+      prefix: prefix && tree.ref(prefix),
+    });
+  }
+  const result = await ctx.trainer.step(inputs);
+  return { result, layout };
+}
+
+export async function rlStep<O extends Record<string, unknown>>(ctx: RlStepContext<O>, step: number): Promise<RlStepResult> {
+  const { settings } = ctx;
+  const t0 = performance.now();
+  const rollout = await runRollouts({
+    spec: ctx.spec,
+    options: ctx.options,
+    policy: ctx.policy,
+    seeds: stepSeeds(settings.seed, step, settings.batchSeeds),
+    groupSize: settings.groupSize,
+    concurrency: settings.rollout.concurrency,
+    episode: { maxTurns: ctx.maxTurns, maxTokens: ctx.maxTokens, temperature: settings.episode.temperature },
+    rewards: ctx.rewards,
+    runId: ctx.runId,
+  });
+  const t1 = performance.now();
+
+  // Failed episodes (an env error) carry no reward to learn from; they are counted, not trained on.
+  const usable = rollout.trajectories.filter((t) => t.status !== 'failed');
+  const advantages = computeAdvantages(scoredGroupsFromTrajectories(usable), settings.advantage);
+  const batch = buildSamples(usable, advantages.advantages, { ...settings.samples, endOfTurnTokenIds: ctx.assets.stopTokenIds });
+  const t2 = performance.now();
+
+  const updates: Awaited<ReturnType<typeof optimise>>[] = [];
+  if (batch.samples.length > 0) {
+    for (let epoch = 0; epoch < settings.update.epochs; epoch++) {
+      const rng = new Rng(settings.seed, 0x7e57 + step * 131 + epoch);
+      for (const part of miniBatches(batch.samples, settings.update.miniBatches, rng)) updates.push(await optimise(ctx, part));
+    }
+  }
+  ctx.policy.updateWeights(ctx.trainer.params, step);
+  const t3 = performance.now();
+
+  const metrics: Record<string, number> = {
+    ...rolloutMetrics(rollout.summary, rollout.trajectories),
+    ...updateMetrics(updates, advantages.stats, batch.stats),
+    'time/rollout_s': (t1 - t0) / 1000,
+    'time/advantage_s': (t2 - t1) / 1000,
+    'time/train_s': (t3 - t2) / 1000,
+  };
+  const generated = metrics['tokens/completion'];
+  metrics['throughput/rollout_tokens_per_s'] = t1 > t0 ? generated / ((t1 - t0) / 1000) : 0;
+  metrics['throughput/train_tokens_per_s'] = t3 > t2 ? metrics['tokens/train_computed'] / ((t3 - t2) / 1000) : 0;
+  metrics['throughput/episodes_per_s'] = rollout.trajectories.length / ((t3 - t0) / 1000);
+  return { metrics, episodes: rollout.trajectories.length, trajectories: rollout.trajectories };
+}
