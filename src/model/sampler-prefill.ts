@@ -4,7 +4,7 @@
  * right-padded chunk per row. Returns a KvCache with one row per distinct prompt and log p of the
  * token after each prompt.
  */
-import { np } from './engine.ts';
+import { blockUntilReady, np } from './engine.ts';
 import type { KvBlock } from './kv-cache-attention.ts';
 import { KvCache } from './kv-cache.ts';
 import { rowRope, type CachedForward } from './kv-cache-forward.ts';
@@ -97,6 +97,9 @@ async function prefillChunk(
     past,
   );
   const flat = (await out.logprobs.data()) as Float32Array;
+  // Decode steps run their kernels synchronously (sampler.ts); they may not read buffers whose
+  // asynchronous (worker pool) work is still pending.
+  await blockUntilReady(out.blocks);
   const V = cfg.vocabSize;
   const logprobs = rows.tokens.map((_, i) => flat.slice(i * V, (i + 1) * V));
   return { blocks: out.blocks, logprobs };

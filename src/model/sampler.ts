@@ -11,7 +11,7 @@
  */
 import { Rng } from '../core/random.ts';
 import type { ModelConfig } from './config.ts';
-import { np } from './engine.ts';
+import { blockUntilReady, np } from './engine.ts';
 import { CachedForward, rowRope } from './kv-cache-forward.ts';
 import type { KvCache, MergeFn } from './kv-cache.ts';
 import type { Params } from './params.ts';
@@ -68,14 +68,15 @@ export type SamplerStats = {
 
 type Row = {
   request: number;
-  sample: number;
+  /** Index of its (distinct) prompt in the prefill. */
+  prompt: number;
   params: SamplingParams;
   rng: Rng;
   stop: StopState;
   ids: number[];
   logprobs: number[];
   modelLogprobs: number[];
-  /** Index in the current KV cache. */
+  /** Its row in the current KV cache (-1 before decoding). */
   slot: number;
 };
 
@@ -132,14 +133,28 @@ export class Sampler {
     const checked = requests.map((r, i) => validateSampleRequest(r, this.cfg, `requests[${i}]`));
     this.stats.generateCalls++;
     if (checked.length === 0) return [];
-    this.weights ??= fuseWeights(this.cfg, this.params);
-    // Hold this call's own references: a setParams() during generation does not change its weights.
-    const weights = refWeights(this.weights);
+    const weights = await this.currentWeights();
     try {
       return await this.run(weights, checked);
     } finally {
       disposeWeights(weights);
     }
+  }
+
+  /**
+   * References (owned by the caller) to the fused weights of the current params, fused on first use.
+   * They are realised before returning: decode steps read them synchronously (see decode()).
+   */
+  private async currentWeights(): Promise<GenerationWeights> {
+    if (!this.weights) {
+      const params = this.params;
+      const fused = fuseWeights(this.cfg, params);
+      await blockUntilReady(fused);
+      // New params or another call's fusion arrived meanwhile: these serve this call only.
+      if (this.params !== params || this.weights) return fused;
+      this.weights = fused;
+    }
+    return refWeights(this.weights);
   }
 
   private async run(weights: GenerationWeights, requests: CheckedSampleRequest[]): Promise<SampleResult[][]> {
@@ -169,34 +184,33 @@ export class Sampler {
     this.stats.prefill.rows += prefill.stats.rows;
 
     const rows: Row[] = [];
-    const rowPrompt: number[] = [];
     requests.forEach((r, i) => {
       const maxTokens = Math.min(r.maxTokens, this.cfg.maxPositionEmbeddings - r.promptIds.length);
       const seed = r.seed ?? this.seeds.nextUint32();
       for (let j = 0; j < r.n; j++) {
         rows.push({
           request: i,
-          sample: j,
+          prompt: requestPrompt[i],
           params: { temperature: r.temperature, topK: r.topK, topP: r.topP },
           rng: new Rng(seed, j),
           stop: new StopState({ stopTokenIds: new Set(r.stopTokenIds), stop: r.stop, maxTokens }, this.options.decode ?? null),
           ids: [],
           logprobs: [],
           modelLogprobs: [],
-          slot: rows.length,
+          slot: -1,
         });
-        rowPrompt.push(requestPrompt[i]);
       }
     });
     // First token of every sample from its prompt's prefill.
     const live: Row[] = [];
-    rows.forEach((row, i) => {
-      this.accept(row, prefill.logprobs[rowPrompt[i]], 0);
+    for (const row of rows) {
+      this.accept(row, prefill.logprobs[row.prompt], 0);
       if (!row.stop.reason) live.push(row);
-    });
+    }
     let cache: KvCache | null = null;
     if (live.length > 0) {
-      const select = padRows(live.map((row) => rowPrompt[rows.indexOf(row)]));
+      // One cache row per live sample: the n samples of a prompt start from copies of its row.
+      const select = padRows(live.map((row) => row.prompt));
       live.forEach((row, i) => (row.slot = i));
       cache = prefill.cache.selectRows(select);
     }
@@ -237,12 +251,16 @@ export class Sampler {
           cache.blocksRef(),
         );
         cache.commitDecode(out.last, slot);
-        const logprobs = (await out.logprobs.data()) as Float32Array;
+        // dataSync runs the step's ~100 small kernels inline on this thread: through jax-js's worker
+        // pool (threads > 1) each costs ~45 µs of messaging instead of ~16 µs, more than a second
+        // core gains at one token per row. Then yield, so other requests can be queued meanwhile.
+        const logprobs = out.logprobs.dataSync() as Float32Array;
         this.stats.decodeSteps++;
         this.stats.decodeRowSteps += B;
         for (const row of live) this.accept(row, logprobs, row.slot);
         this.stats.decodeTokens += live.length;
         live = live.filter((row) => !row.stop.reason);
+        await new Promise<void>((resolve) => setImmediate(resolve));
       }
     } finally {
       cache.dispose();

@@ -59,6 +59,14 @@ export function modelAssets(cfg: ModelConfig, tokenizerJson: Record<string, unkn
   return { cfg, tokenizer, tokenizerJson, tokenizerConfig, chatTemplate, stopTokenIds };
 }
 
+/**
+ * The embedding rows: the tokenizer's vocabulary rounded up to a multiple of 32 (the extra rows are
+ * never a target). jax-js's Wasm matmuls lose their SIMD tiling on odd sizes (rl-batch.ts).
+ */
+export function paddedVocab(tokenizerVocab: number): number {
+  return Math.ceil(tokenizerVocab / 32) * 32;
+}
+
 export async function createDefaultModel<O extends Record<string, unknown>>(input: DefaultModelInput<O>): Promise<DefaultModel> {
   const texts = await buildTokenizerCorpus({
     envs: [{ spec: input.spec, options: input.options }],
@@ -70,7 +78,7 @@ export async function createDefaultModel<O extends Record<string, unknown>>(inpu
   if (tokenizer.eosTokenId === null) throw new Error('default tokenizer: no end-of-turn token');
   const { vocabSize: _cap, ...sizes } = input.shape;
   const cfg: ModelConfig = {
-    ...defaultModelConfigFor({ vocabSize: tokenizer.vocabSize, eosTokenIds: [tokenizer.eosTokenId], bosTokenId: null }),
+    ...defaultModelConfigFor({ vocabSize: paddedVocab(tokenizer.vocabSize), eosTokenIds: [tokenizer.eosTokenId], bosTokenId: null }),
     ...Object.fromEntries(Object.entries(sizes).filter(([, v]) => v !== undefined)),
   };
   const assets = modelAssets(cfg, files.tokenizerJson, files.tokenizerConfig, 'default tokenizer');

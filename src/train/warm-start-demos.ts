@@ -15,8 +15,10 @@ import type { ModelAssets } from './default-model.ts';
 import type { LayoutSample } from './rl-batch.ts';
 
 export interface Demonstrations {
+  /** One sequence per episode where its calls' ids are prefix-stable, else one per call. */
   samples: LayoutSample[];
   episodes: number;
+  calls: number;
   /** Longest demonstrated completion, in tokens. */
   maxCompletionTokens: number;
   meanCompletionTokens: number;
@@ -51,6 +53,28 @@ export function assistantCompletionText(assets: ModelAssets, messages: Message[]
   return rest.slice(0, end);
 }
 
+/**
+ * An episode's calls as one sequence when each call's prompt + completion is a prefix of the last
+ * call's (the default template is prefix-stable), every answer masked in; otherwise one per call.
+ */
+export function packEpisode(calls: readonly { promptIds: number[]; completionIds: number[] }[]): LayoutSample[] {
+  const single = (c: { promptIds: number[]; completionIds: number[] }): LayoutSample => {
+    const tokens = [...c.promptIds, ...c.completionIds];
+    return { tokens, lossMask: tokens.map((_, i) => (i >= c.promptIds.length ? 1 : 0)) };
+  };
+  if (calls.length === 0) return [];
+  const last = calls[calls.length - 1];
+  const tokens = [...last.promptIds, ...last.completionIds];
+  const lossMask: (0 | 1)[] = tokens.map(() => 0);
+  for (const c of calls) {
+    const end = c.promptIds.length + c.completionIds.length;
+    const stable = end <= tokens.length && c.promptIds.every((id, i) => tokens[i] === id) && c.completionIds.every((id, j) => tokens[c.promptIds.length + j] === id);
+    if (!stable) return calls.map(single);
+    lossMask.fill(1, c.promptIds.length, end);
+  }
+  return [{ tokens, lossMask }];
+}
+
 export async function warmStartDemonstrations<O extends Record<string, unknown>>(request: DemoRequest<O>): Promise<Demonstrations> {
   const { assets } = request;
   const result = await runRollouts({
@@ -61,11 +85,13 @@ export async function warmStartDemonstrations<O extends Record<string, unknown>>
     episode: { maxTurns: request.maxTurns },
   });
   const samples: LayoutSample[] = [];
+  let calls = 0;
   let maxCompletion = 0;
   let completionSum = 0;
   let promptSum = 0;
   for (const t of result.trajectories) {
     if (t.status === 'failed') throw new Error(`warm start: a random-policy episode failed (seed ${t.seed}): ${t.statusReason}`);
+    const episodeCalls: { promptIds: number[]; completionIds: number[] }[] = [];
     for (const turn of t.turns) {
       for (const call of turn.calls) {
         // The agent loop appends the parsed answer right after the messages it sent.
@@ -73,20 +99,22 @@ export async function warmStartDemonstrations<O extends Record<string, unknown>>
         if (!answer || answer.role !== 'assistant') throw new Error('warm start: a recorded call is not followed by its answer');
         const promptIds = request.promptIds(call.messages, call.tools);
         const completionIds = assets.tokenizer.encode(assistantCompletionText(assets, call.messages, call.tools, answer));
-        const tokens = [...promptIds, ...completionIds];
-        samples.push({ tokens, lossMask: tokens.map((_, i) => (i >= promptIds.length ? 1 : 0)) });
+        episodeCalls.push({ promptIds, completionIds });
         maxCompletion = Math.max(maxCompletion, completionIds.length);
         completionSum += completionIds.length;
         promptSum += promptIds.length;
       }
     }
+    calls += episodeCalls.length;
+    samples.push(...packEpisode(episodeCalls));
   }
   if (samples.length === 0) throw new Error('warm start: the demonstrations hold no policy call');
   return {
     samples,
     episodes: result.trajectories.length,
+    calls,
     maxCompletionTokens: maxCompletion,
-    meanCompletionTokens: completionSum / samples.length,
-    meanPromptTokens: promptSum / samples.length,
+    meanCompletionTokens: completionSum / calls,
+    meanPromptTokens: promptSum / calls,
   };
 }

@@ -27,6 +27,9 @@ export interface WarmStartCheck {
   meanReturn: number;
   /** Completions cut at max tokens, per call. */
   lengthRate: number;
+  /** Episodes that failed (an env or policy error), with the first reason. */
+  failed: number;
+  failureReason: string | null;
 }
 
 export interface WarmStartRequest<O extends Record<string, unknown>> {
@@ -44,7 +47,7 @@ export interface WarmStartRequest<O extends Record<string, unknown>> {
   maxTokens: number | null;
   temperature: number;
   concurrency: number;
-  onStep?: (step: number, loss: number) => void;
+  onStep?: (step: number, loss: number, shape: { rows: number; length: number; prefix: number; ms: number }) => void;
   onCheck?: (check: WarmStartCheck) => void;
 }
 
@@ -68,6 +71,12 @@ export interface WarmStartResult {
 
 /** Tokens past the longest demonstration before an answer is cut (room for a longer legal answer). */
 const MAX_TOKENS_SLACK = 16;
+
+/** The format is learned when sampled answers are legal often enough, and the check itself ran. */
+function formatLearned(check: WarmStartCheck, target: number): boolean {
+  if (check.failed > 0) throw new Error(`warm start: ${check.failed} check episodes failed: ${check.failureReason}`);
+  return check.invalidRate < target;
+}
 
 function sftLoss(cfg: ModelAssets['cfg']) {
   return (params: Params, b: RlTensors) => {
@@ -118,6 +127,7 @@ export async function warmStart<O extends Record<string, unknown>>(request: Warm
     const t0 = performance.now();
     policy.updateWeights(trainer.params, 0);
     let lengthFinishes = 0;
+    let failureReason: string | null = null;
     const { summary } = await runRollouts({
       spec: request.spec,
       options: request.options,
@@ -128,6 +138,7 @@ export async function warmStart<O extends Record<string, unknown>>(request: Warm
       keepTrajectories: false,
       onTrajectory: (t) => {
         lengthFinishes += t.metrics.lengthFinishes ?? 0;
+        if (t.status === 'failed') failureReason ??= t.statusReason;
       },
     });
     const result: WarmStartCheck = {
@@ -135,6 +146,8 @@ export async function warmStart<O extends Record<string, unknown>>(request: Warm
       invalidRate: summary.invalidActionRate,
       meanReturn: summary.meanReturn.mean,
       lengthRate: summary.llmCalls > 0 ? lengthFinishes / summary.llmCalls : 0,
+      failed: summary.episodes.failed,
+      failureReason,
     };
     checkMs += performance.now() - t0;
     checks.push(result);
@@ -154,15 +167,15 @@ export async function warmStart<O extends Record<string, unknown>>(request: Warm
       trainTokens += layout.computedTokens;
       trainMs += performance.now() - t0;
       losses.push({ step: steps, loss: result.loss });
-      request.onStep?.(steps, result.loss);
+      request.onStep?.(steps, result.loss, { rows: layout.rows, length: layout.length, prefix: layout.prefix.length, ms: performance.now() - t0 });
       if (steps % settings.checkEvery === 0 || steps === settings.maxSteps) {
-        if ((await check(steps)).invalidRate < settings.targetInvalidRate) {
+        if (formatLearned(await check(steps), settings.targetInvalidRate)) {
           reached = true;
           break;
         }
       }
     }
-    if (steps === 0) reached = (await check(0)).invalidRate < settings.targetInvalidRate;
+    if (steps === 0) reached = formatLearned(await check(0), settings.targetInvalidRate);
   } catch (error) {
     trainer.dispose();
     throw error;
