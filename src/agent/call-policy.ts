@@ -1,6 +1,7 @@
 /** One policy call with an optional per-call timeout, enforced even when the policy ignores its signal. */
 import type { Completion } from '../core/completion.ts';
 import type { Policy, PolicyRequest } from '../policy/policy.ts';
+import { untilAborted } from '../core/abortable.ts';
 
 export type PolicyCallResult =
   | { kind: 'completion'; completion: Completion; latencyMs: number }
@@ -48,23 +49,6 @@ export async function callPolicy(
   return { kind: 'completion', completion, latencyMs: performance.now() - start };
 }
 
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
-}
 
 export function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

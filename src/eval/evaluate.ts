@@ -15,8 +15,7 @@ import { blackjackSpec } from '../envs/blackjack/spec.ts';
 import type { Policy } from '../policy/policy.ts';
 import { runRollouts } from '../rollout/rollouts.ts';
 import type { RolloutSummary } from '../rollout/summary.ts';
-import { blackjackGreedyTable } from '../train/greedy-table.ts';
-import type { TableMove } from '../train/greedy-table-value.ts';
+import { blackjackGreedyTable, type GreedyTable } from '../train/greedy-table.ts';
 import { greedyAgreement, type GreedyAgreement } from './greedy-agreement.ts';
 import { headToHeadMatrix, type HeadToHead } from './head-to-head.ts';
 
@@ -42,21 +41,8 @@ export interface EvalRequest {
   onPolicyEnd?: (policy: string) => void;
 }
 
-export interface GreedyTableReport {
-  exactReturn: number;
-  winRate: number;
-  drawRate: number;
-  lossRate: number;
-  /** Share of the table's states whose greedy answer is not a legal move. */
-  invalidRate: number;
-  /** Probability that an episode played by the table ends on an invalid answer. */
-  invalidEndingRate: number;
-  states: number;
-  invalidStates: number;
-  agreement: GreedyAgreement;
-  /** The move at each state (`16/9/hard`), 'invalid' where the answer was not a legal move. */
-  moves: Record<string, TableMove>;
-}
+/** The greedy table's exact figures (without its per-state entries) and whether sampled play agrees with it. */
+export type GreedyTableReport = Omit<GreedyTable, 'entries'> & { agreement: GreedyAgreement };
 
 export interface PolicyEval {
   policy: string;
@@ -138,18 +124,8 @@ async function playPolicy(request: EvalRequest, policy: Policy): Promise<{ summa
 /** The greedy table of an LLM policy on Blackjack, compared with its sampled episodes. */
 async function greedyTableReport(request: EvalRequest, policy: Policy, summary: RolloutSummary): Promise<GreedyTableReport> {
   const table = await blackjackGreedyTable(policy, request.options as BlackjackOptions, { maxTokens: request.episode.maxTokens, stop: request.episode.stop });
-  return {
-    exactReturn: table.exactReturn,
-    winRate: table.winRate,
-    drawRate: table.drawRate,
-    lossRate: table.lossRate,
-    invalidRate: table.invalidRate,
-    invalidEndingRate: table.invalidEndingRate,
-    states: table.states,
-    invalidStates: table.invalidStates,
-    agreement: greedyAgreement(table.exactReturn, summary.meanReturn, request.episode.temperature),
-    moves: table.moves,
-  };
+  const { entries: _entries, ...figures } = table;
+  return { ...figures, agreement: greedyAgreement(table.exactReturn, summary.meanReturn, request.episode.temperature) };
 }
 
 async function evaluatePolicy(request: EvalRequest, policy: Policy): Promise<{ result: PolicyEval; returns: Float64Array }> {

@@ -17,6 +17,7 @@ import { Sampler, type SampleResult } from '../model/sampler.ts';
 import type { Tokenizer } from '../model/tokenizer/tokenizer.ts';
 import { RequestBatcher } from './embedded-batcher.ts';
 import type { Policy, PolicyRequest } from './policy.ts';
+import { untilAborted } from '../core/abortable.ts';
 
 export type EmbeddedModel = {
   cfg: ModelConfig;
@@ -133,7 +134,7 @@ export class EmbeddedPolicy implements Policy {
     };
     validateSampleRequest(sample, this.model.cfg, this.name); // a bad request fails alone, not its batch
     const pending = this.batcher.submit({ request: sample, promptIds });
-    const { samples, version } = request.signal ? await abortable(pending, request.signal) : await pending;
+    const { samples, version } = request.signal ? await untilAborted(pending, request.signal) : await pending;
     return samples.map((r) => this.toCompletion(promptIds, r, version));
   }
 
@@ -158,22 +159,4 @@ export class EmbeddedPolicy implements Policy {
     this.sampler.dispose();
     tree.dispose(this.params);
   }
-}
-
-/** Rejects as soon as `signal` aborts; the work itself finishes in its batch and is dropped. */
-function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason ?? new Error('aborted'));
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }
