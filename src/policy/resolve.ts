@@ -14,6 +14,9 @@ export interface PolicyContext {
   options: Record<string, unknown>;
   /** The store's database file, for policies found through it (`run:RUN[@STEP]`); default .spindle/spindle.db. */
   db?: string;
+  /** Remote policies (`openai:MODEL`): the server's base URL and API key. */
+  baseUrl?: string;
+  apiKey?: string;
 }
 
 /** Builds the policy for `NAME` in `PREFIX:NAME`; throws a UsageError for a bad NAME. */

@@ -7,9 +7,11 @@
  *   hundred tokens) is computed ONCE per batch and attended to by every row; each row holds only
  *   what follows it. Exactly the same logprobs as the full sequences (causal attention), at a
  *   fraction of the cost: the per-sample part is ~40 tokens where the prompt is ~450.
- * - Several sequences share a row (first-fit decreasing), each seeing the prefix and its own past.
- * - Rows and row length are rounded up (`rowsMultiple`, `lengthMultiple`) so jit compiles a handful
- *   of shapes per run instead of one per step.
+ * - Several sequences share a row (first fit), each seeing the prefix and its own past.
+ * - Every layout has the same number of rows and a row length that only grows, so jit compiles a
+ *   handful of times per run instead of once per step; a batch takes as many layouts as it needs
+ *   (the trainer steps the optimiser once per layout). Fixed rows also bound the attention's
+ *   memory (rows × length × (prefix + length)), which wasm caps at 4 GiB.
  *
  * Sequence token i (i ≥ P) sits at row position j = i − P as an input; the position predicts token
  * i + 1, so the per-target arrays (mask, advantages, logprobs) are read at i + 1.
@@ -26,6 +28,12 @@ export interface LayoutSample {
 }
 
 export interface LayoutOptions {
+  /** Rows of every layout: a fixed shape, so jit compiles once; the samples fill as many layouts as they need. */
+  rows: number;
+  /** Shortest row length (default 64); rows grow to the longest sequence, rounded up to `lengthMultiple`. */
+  minLength?: number;
+  /** Row length is rounded up to a multiple of this (default 32). */
+  lengthMultiple?: number;
   /** Largest shared prefix to use (the trainer keeps it stable across steps); default: no cap. */
   maxPrefix?: number;
   /**
@@ -33,14 +41,6 @@ export interface LayoutOptions {
    * their SIMD tiling on odd sizes (measured: prefix 389 → 12.0 s a step, 384 or 392 → 2.5 s).
    */
   prefixMultiple?: number;
-  /** Rows are rounded up to a multiple of this (default 8). */
-  rowsMultiple?: number;
-  /** Row length is rounded up to a multiple of this (default 32). */
-  lengthMultiple?: number;
-  /** Shortest row length (default 64), so short batches reuse a compiled shape. */
-  minLength?: number;
-  /** Fewest rows (default 0): empty rows pad the batch up to it. */
-  minRows?: number;
   padId?: number;
 }
 
@@ -62,8 +62,8 @@ export interface RlLayout {
   positions: Int32Array;
   /** [rows·length] which sequence of its row a position belongs to; -1 for padding. */
   segmentIds: Int32Array;
-  /** Where each sample went. */
-  placements: { row: number; start: number; inputs: number }[];
+  /** Where each sample of this layout went (`sample`: its index in the list given). */
+  placements: { sample: number; row: number; start: number; inputs: number }[];
   /** Σ tokens actually computed per step (prefix once + row positions holding a sequence). */
   computedTokens: number;
   /** Σ tokens of the samples as full sequences (what an unshared forward would compute). */
@@ -90,27 +90,38 @@ function roundUp(x: number, multiple: number): number {
   return Math.ceil(x / multiple) * multiple;
 }
 
-export function buildRlLayout(samples: readonly LayoutSample[], options: LayoutOptions = {}): RlLayout {
-  if (samples.length === 0) throw new Error('buildRlLayout: no samples');
+/**
+ * The samples, in the order given, packed into layouts of exactly `rows` rows: each sample goes to
+ * the first row of the current layout with room (a new row while there are fewer than `rows`), else
+ * it starts the next layout. All layouts share the prefix and the row length.
+ */
+export function buildRlLayouts(samples: readonly LayoutSample[], options: LayoutOptions): RlLayout[] {
+  if (samples.length === 0) throw new Error('buildRlLayouts: no samples');
+  if (!(Number.isInteger(options.rows) && options.rows >= 1)) throw new Error(`buildRlLayouts: rows must be a positive integer, got ${options.rows}`);
   samples.forEach((s, i) => {
-    if (s.lossMask.length !== s.tokens.length) throw new Error(`buildRlLayout: sample ${i} has ${s.tokens.length} tokens but ${s.lossMask.length} mask values`);
-    if (s.tokens.length < 2) throw new Error(`buildRlLayout: sample ${i} has fewer than 2 tokens`);
+    if (s.lossMask.length !== s.tokens.length) throw new Error(`buildRlLayouts: sample ${i} has ${s.tokens.length} tokens but ${s.lossMask.length} mask values`);
+    if (s.tokens.length < 2) throw new Error(`buildRlLayouts: sample ${i} has fewer than 2 tokens`);
   });
-  const padId = options.padId ?? 0;
   const prefixMultiple = options.prefixMultiple ?? 8;
   const P = Math.floor(sharedPrefixLength(samples, options.maxPrefix) / prefixMultiple) * prefixMultiple;
   const inputsOf = (s: LayoutSample) => s.tokens.length - 1 - P; // row positions a sample takes
   const longest = Math.max(...samples.map(inputsOf));
   const length = Math.max(options.minLength ?? 64, roundUp(longest, options.lengthMultiple ?? 32));
 
-  // First-fit decreasing: longest sequences first, each into the first row with room.
-  const order = samples.map((_, i) => i).sort((a, b) => inputsOf(samples[b]) - inputsOf(samples[a]) || a - b);
-  const free: number[] = [];
+  const layouts: RlLayout[] = [];
+  let members: number[] = [];
+  let free: number[] = [];
   const rowOf = new Array<number>(samples.length);
   const startOf = new Array<number>(samples.length);
-  for (const i of order) {
-    const need = inputsOf(samples[i]);
+  const close = () => {
+    layouts.push(fillLayout(samples, members, rowOf, startOf, options.rows, length, P, options.padId ?? 0));
+    members = [];
+    free = [];
+  };
+  samples.forEach((s, i) => {
+    const need = inputsOf(s);
     let r = free.findIndex((f) => f >= need);
+    if (r === -1 && free.length === options.rows) close();
     if (r === -1) {
       r = free.length;
       free.push(length);
@@ -118,9 +129,23 @@ export function buildRlLayout(samples: readonly LayoutSample[], options: LayoutO
     rowOf[i] = r;
     startOf[i] = length - free[r];
     free[r] -= need;
-  }
-  const rows = Math.max(options.minRows ?? 0, roundUp(free.length, options.rowsMultiple ?? 8));
+    members.push(i);
+  });
+  close();
+  return layouts;
+}
 
+/** The arrays of one layout holding `members` (indices into samples) at their rows and starts. */
+function fillLayout(
+  samples: readonly LayoutSample[],
+  members: readonly number[],
+  rowOf: readonly number[],
+  startOf: readonly number[],
+  rows: number,
+  length: number,
+  P: number,
+  padId: number,
+): RlLayout {
   const size = rows * length;
   const inputIds = new Int32Array(size).fill(padId);
   const targetIds = new Int32Array(size).fill(padId);
@@ -136,12 +161,12 @@ export function buildRlLayout(samples: readonly LayoutSample[], options: LayoutO
   const placements: RlLayout['placements'] = [];
   let computedTokens = P;
   let sampleTokens = 0;
-  // Place in input order so segment ids (and thus the arrays) do not depend on the sort's tie-breaks.
-  samples.forEach((s, i) => {
+  for (const i of members) {
+    const s = samples[i];
     const row = rowOf[i];
     const start = startOf[i];
     const segment = segmentsInRow[row]++;
-    const inputs = inputsOf(s);
+    const inputs = s.tokens.length - 1 - P;
     let trained = 0;
     for (let j = 1; j <= inputs; j++) trained += s.lossMask[P + j] ? 1 : 0;
     for (let j = 0; j < inputs; j++) {
@@ -157,10 +182,10 @@ export function buildRlLayout(samples: readonly LayoutSample[], options: LayoutO
       positions[at] = P + j;
       segmentIds[at] = segment;
     }
-    placements.push({ row, start, inputs });
+    placements.push({ sample: i, row, start, inputs });
     computedTokens += inputs;
     sampleTokens += s.tokens.length;
-  });
+  }
   return {
     prefix: samples[0].tokens.slice(0, P),
     rows,
@@ -179,35 +204,52 @@ export function buildRlLayout(samples: readonly LayoutSample[], options: LayoutO
   };
 }
 
-/** Per-sample values at the trained targets (e.g. new logprobs), in target order, from a [rows·length] array. */
-export function sampleTargetValues(layout: RlLayout, samples: readonly LayoutSample[], values: ArrayLike<number>): number[][] {
+/** Per-sample values at the trained targets (e.g. new logprobs) of this layout's samples, from a [rows·length] array. */
+export function sampleTargetValues(layout: RlLayout, samples: readonly LayoutSample[], values: ArrayLike<number>): Map<number, number[]> {
   const P = layout.prefix.length;
-  return samples.map((s, i) => {
-    const { row, start, inputs } = layout.placements[i];
-    const out: number[] = [];
-    for (let j = 0; j < inputs; j++) if (s.lossMask[P + j + 1]) out.push(values[row * layout.length + start + j]);
-    return out;
-  });
+  const out = new Map<number, number[]>();
+  for (const { sample, row, start, inputs } of layout.placements) {
+    const s = samples[sample];
+    const v: number[] = [];
+    for (let j = 0; j < inputs; j++) if (s.lossMask[P + j + 1]) v.push(values[row * layout.length + start + j]);
+    out.set(sample, v);
+  }
+  return out;
 }
 
 /**
- * Keeps a run's batch shapes stable: the shared prefix never grows past the first batch's (a longer
- * one would be a new shape), and the row length only grows. jit then compiles once per row count.
+ * One batch shape for a whole run: `rows` × `length` row positions behind a shared prefix that never
+ * grows past the first batch's. jax-js compiles once per shape, and its Wasm allocator keeps a free
+ * list per buffer size (memory is never returned), so every new shape costs a compile AND a fresh
+ * set of buffers against the 4 GiB cap: the trainer must not let shapes drift. A sequence longer than
+ * a row cannot be trained in this shape; it is left out and counted.
  */
 export class LayoutShapes {
   private maxPrefix = Infinity;
-  private length = 0;
 
-  constructor(private readonly options: Omit<LayoutOptions, 'maxPrefix'> = {}) {}
+  constructor(private readonly options: Omit<LayoutOptions, 'maxPrefix' | 'minLength'> & { length: number }) {}
 
-  layout(samples: readonly LayoutSample[]): RlLayout {
-    const layout = buildRlLayout(samples, {
-      ...this.options,
-      maxPrefix: this.maxPrefix,
-      minLength: Math.max(this.length, this.options.minLength ?? 64),
-    });
-    this.maxPrefix = layout.prefix.length;
-    this.length = layout.length;
-    return layout;
+  /** The prefix length fixed so far (Infinity before the first batch). */
+  get prefixLength(): number {
+    return this.maxPrefix;
+  }
+
+  get length(): number {
+    return this.options.length;
+  }
+
+  /** Restores the prefix length a resumed run had fixed. */
+  fixPrefix(length: number): void {
+    this.maxPrefix = length;
+  }
+
+  layouts(samples: readonly LayoutSample[]): { layouts: RlLayout[]; tooLong: number } {
+    const prefixMultiple = this.options.prefixMultiple ?? 8;
+    const P = Math.floor(sharedPrefixLength(samples, this.maxPrefix) / prefixMultiple) * prefixMultiple;
+    const fits = samples.filter((s) => s.tokens.length - 1 - P <= this.options.length);
+    if (fits.length === 0) return { layouts: [], tooLong: samples.length };
+    this.maxPrefix = P;
+    const layouts = buildRlLayouts(fits, { ...this.options, maxPrefix: P, minLength: this.options.length, lengthMultiple: 1 });
+    return { layouts, tooLong: samples.length - fits.length };
   }
 }

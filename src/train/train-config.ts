@@ -86,6 +86,13 @@ export const trainConfigSchema = z.strictObject({
       miniBatches: positiveInt.default(1),
       /** Passes over each rollout batch; above 1 the ratio leaves 1 and the clip acts. */
       epochs: positiveInt.default(1),
+      /**
+       * The one batch shape of the run (rl-batch.ts): rows × rowLength positions behind the shared
+       * prefix per optimiser update. A mini-batch that needs more rows takes several updates; a
+       * sequence longer than a row is left out (counted). Also bounds the attention's memory.
+       */
+      rows: z.number().int().min(1).max(1024).default(32),
+      rowLength: z.number().int().min(16).max(8192).default(128),
     })
     .prefault({}),
   rollout: z

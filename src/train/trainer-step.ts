@@ -11,13 +11,13 @@ import { Rng } from '../core/random.ts';
 import type { Trajectory } from '../core/trajectory.ts';
 import type { EnvSpec } from '../envs/env.ts';
 import { tree } from '../model/engine.ts';
-import type { ParamTrainer } from '../model/param-trainer.ts';
+import type { ParamTrainer, StepResult } from '../model/param-trainer.ts';
 import type { Params } from '../model/params.ts';
 import type { EmbeddedPolicy } from '../policy/embedded.ts';
 import type { RewardConfig } from '../rewards/reward.ts';
 import { runRollouts } from '../rollout/rollouts.ts';
 import type { ModelAssets } from './default-model.ts';
-import { LayoutShapes, type LayoutSample } from './rl-batch.ts';
+import type { LayoutSample, LayoutShapes, RlLayout } from './rl-batch.ts';
 import { rlTensors } from './rl-batch-forward.ts';
 import { buildSamples } from './samples.ts';
 import type { TrainingSample } from './samples-types.ts';
@@ -40,6 +40,8 @@ export interface RlStepContext<O extends Record<string, unknown>> {
   maxTurns: number;
   maxTokens: number;
   runId: string;
+  /** Counted over the step: samples left out for not fitting a row. */
+  counts: { tooLong: number };
 }
 
 export interface RlStepResult {
@@ -60,22 +62,27 @@ function miniBatches(samples: readonly TrainingSample[], parts: number, rng: Rng
   return Array.from({ length: n }, (_, k) => order.slice(Math.floor((k * order.length) / n), Math.floor(((k + 1) * order.length) / n)).map((i) => samples[i]));
 }
 
+/** One optimiser update per layout the samples fill (a fixed shape each). */
 async function optimise<O extends Record<string, unknown>>(ctx: RlStepContext<O>, samples: readonly LayoutSample[]) {
-  const layout = ctx.shapes.layout(samples);
-  const inputs: RlStepInputs = rlTensors(ctx.assets.cfg, layout);
-  if (ctx.reference) {
-    const { tokens, targets, cos, sin, attnMask, prefix } = inputs;
-    inputs.refLogprobs = ctx.reference.forward(tree.ref(ctx.reference.params), {
-      tokens: tokens.ref,
-      targets: targets.ref,
-      cos: cos.ref,
-      sin: sin.ref,
-      attnMask: attnMask.ref,
-      prefix: prefix && tree.ref(prefix),
-    });
+  const out: { result: StepResult; layout: RlLayout }[] = [];
+  const { layouts, tooLong } = ctx.shapes.layouts(samples);
+  ctx.counts.tooLong += tooLong;
+  for (const layout of layouts) {
+    const inputs: RlStepInputs = rlTensors(ctx.assets.cfg, layout);
+    if (ctx.reference) {
+      const { tokens, targets, cos, sin, attnMask, prefix } = inputs;
+      inputs.refLogprobs = ctx.reference.forward(tree.ref(ctx.reference.params), {
+        tokens: tokens.ref,
+        targets: targets.ref,
+        cos: cos.ref,
+        sin: sin.ref,
+        attnMask: attnMask.ref,
+        prefix: prefix && tree.ref(prefix),
+      });
+    }
+    out.push({ result: await ctx.trainer.step(inputs), layout });
   }
-  const result = await ctx.trainer.step(inputs);
-  return { result, layout };
+  return out;
 }
 
 export async function rlStep<O extends Record<string, unknown>>(ctx: RlStepContext<O>, step: number): Promise<RlStepResult> {
@@ -97,14 +104,18 @@ export async function rlStep<O extends Record<string, unknown>>(ctx: RlStepConte
   // Failed episodes (an env error) carry no reward to learn from; they are counted, not trained on.
   const usable = rollout.trajectories.filter((t) => t.status !== 'failed');
   const advantages = computeAdvantages(scoredGroupsFromTrajectories(usable), settings.advantage);
-  const batch = buildSamples(usable, advantages.advantages, { ...settings.samples, endOfTurnTokenIds: ctx.assets.stopTokenIds });
+  // A packed conversation is cut where it would no longer fit a row behind the shared prefix.
+  const prefix = ctx.shapes.prefixLength;
+  const maxPackedTokens = settings.samples.maxPackedTokens ?? (Number.isFinite(prefix) ? prefix + ctx.shapes.length + 1 : null);
+  const batch = buildSamples(usable, advantages.advantages, { ...settings.samples, maxPackedTokens, endOfTurnTokenIds: ctx.assets.stopTokenIds });
   const t2 = performance.now();
 
-  const updates: Awaited<ReturnType<typeof optimise>>[] = [];
+  const updates: { result: StepResult; layout: RlLayout }[] = [];
+  ctx.counts.tooLong = 0;
   if (batch.samples.length > 0) {
     for (let epoch = 0; epoch < settings.update.epochs; epoch++) {
       const rng = new Rng(settings.seed, 0x7e57 + step * 131 + epoch);
-      for (const part of miniBatches(batch.samples, settings.update.miniBatches, rng)) updates.push(await optimise(ctx, part));
+      for (const part of miniBatches(batch.samples, settings.update.miniBatches, rng)) updates.push(...(await optimise(ctx, part)));
     }
   }
   ctx.policy.updateWeights(ctx.trainer.params, step);
@@ -113,6 +124,7 @@ export async function rlStep<O extends Record<string, unknown>>(ctx: RlStepConte
   const metrics: Record<string, number> = {
     ...rolloutMetrics(rollout.summary, rollout.trajectories),
     ...updateMetrics(updates, advantages.stats, batch.stats),
+    'samples/too_long': ctx.counts.tooLong,
     'time/rollout_s': (t1 - t0) / 1000,
     'time/advantage_s': (t2 - t1) / 1000,
     'time/train_s': (t3 - t2) / 1000,

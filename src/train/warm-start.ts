@@ -47,6 +47,8 @@ export interface WarmStartRequest<O extends Record<string, unknown>> {
   maxTokens: number | null;
   temperature: number;
   concurrency: number;
+  /** The run's batch shape (shared with RL, so both use one compiled shape and one set of buffers). */
+  shapes: LayoutShapes;
   onStep?: (step: number, loss: number, shape: { rows: number; length: number; prefix: number; ms: number }) => void;
   onCheck?: (check: WarmStartCheck) => void;
 }
@@ -61,7 +63,8 @@ export interface WarmStartResult {
   losses: { step: number; loss: number }[];
   /** The answers' token budget the run uses from here on. */
   maxTokens: number;
-  demos: Omit<Demonstrations, 'samples'> & { samples: number };
+  /** `tooLong`: demonstrations left out, every time a batch held them, for not fitting a row. */
+  demos: Omit<Demonstrations, 'samples'> & { samples: number; tooLong: number };
   /** Tokens computed by the training forward (shared prefix once per batch). */
   trainTokens: number;
   trainMs: number;
@@ -116,10 +119,11 @@ export async function warmStart<O extends Record<string, unknown>>(request: Warm
   });
   const maxTokens = request.maxTokens ?? demos.maxCompletionTokens + MAX_TOKENS_SLACK;
   const trainer = new ParamTrainer<RlTensors>(request.params, sftLoss(assets.cfg), settings.optimizer);
-  const shapes = new LayoutShapes({ rowsMultiple: 8, lengthMultiple: 32, padId: assets.tokenizer.padTokenId ?? 0 });
+  const { shapes } = request;
   const checks: WarmStartCheck[] = [];
   const losses: { step: number; loss: number }[] = [];
   let trainTokens = 0;
+  let tooLongDemos = 0;
   let trainMs = 0;
   let checkMs = 0;
 
@@ -159,19 +163,21 @@ export async function warmStart<O extends Record<string, unknown>>(request: Warm
   let reached = false;
   try {
     const source = batches(demos.samples, Math.min(settings.batchSize, demos.samples.length), request.runSeed);
-    while (steps < settings.maxSteps) {
-      const t0 = performance.now();
-      const layout = shapes.layout(source.next().value!);
-      const result = await trainer.step(rlTensors(assets.cfg, layout));
-      steps++;
-      trainTokens += layout.computedTokens;
-      trainMs += performance.now() - t0;
-      losses.push({ step: steps, loss: result.loss });
-      request.onStep?.(steps, result.loss, { rows: layout.rows, length: layout.length, prefix: layout.prefix.length, ms: performance.now() - t0 });
-      if (steps % settings.checkEvery === 0 || steps === settings.maxSteps) {
-        if (formatLearned(await check(steps), settings.targetInvalidRate)) {
-          reached = true;
-          break;
+    while (steps < settings.maxSteps && !reached) {
+      // A batch takes as many optimiser updates (steps) as it fills layouts.
+      const { layouts, tooLong } = shapes.layouts(source.next().value!);
+      tooLongDemos += tooLong;
+      for (const layout of layouts) {
+        const t0 = performance.now();
+        const result = await trainer.step(rlTensors(assets.cfg, layout));
+        steps++;
+        trainTokens += layout.computedTokens;
+        trainMs += performance.now() - t0;
+        losses.push({ step: steps, loss: result.loss });
+        request.onStep?.(steps, result.loss, { rows: layout.rows, length: layout.length, prefix: layout.prefix.length, ms: performance.now() - t0 });
+        if (steps % settings.checkEvery === 0 || steps === settings.maxSteps) {
+          reached = formatLearned(await check(steps), settings.targetInvalidRate);
+          if (reached || steps === settings.maxSteps) break;
         }
       }
     }
@@ -190,7 +196,7 @@ export async function warmStart<O extends Record<string, unknown>>(request: Warm
     checks,
     losses,
     maxTokens,
-    demos: { ...demoStats, samples: samples.length },
+    demos: { ...demoStats, samples: samples.length, tooLong: tooLongDemos },
     trainTokens,
     trainMs,
     checkMs,

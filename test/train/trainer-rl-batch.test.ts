@@ -8,7 +8,7 @@ import { initEngine, jit, np, tree, valueAndGrad, type Tensor } from '../../src/
 import { sequenceLogprobs, batchTensors, tokenLogprobs } from '../../src/model/logprobs.ts';
 import { toHostParams, toParams, type Params } from '../../src/model/params.ts';
 import { buildTokenBatch } from '../../src/model/token-batch.ts';
-import { buildRlLayout, sampleTargetValues, sharedPrefixLength, type LayoutSample } from '../../src/train/rl-batch.ts';
+import { buildRlLayouts, LayoutShapes, sampleTargetValues, sharedPrefixLength, type LayoutSample } from '../../src/train/rl-batch.ts';
 import { rlLogprobs, rlTensors } from '../../src/train/rl-batch-forward.ts';
 import { maxAbsDiff, randomHostParams, tinyConfig } from '../model/model-fixtures.ts';
 
@@ -47,44 +47,65 @@ test('the shared prefix stops before the first trained token of any sample', () 
   assert.equal(sharedPrefixLength(samples, 5), 5);
 });
 
-test('layout: rows and length are rounded, sequences packed, arrays aligned with targets', () => {
-  const layout = buildRlLayout(samples, { rowsMultiple: 4, lengthMultiple: 16, minLength: 16 });
+test('layout: fixed rows, packed sequences, arrays aligned with targets', () => {
+  const [layout, ...rest] = buildRlLayouts(samples, { rows: 4, lengthMultiple: 16, minLength: 16 });
+  assert.equal(rest.length, 0);
   assert.equal(layout.prefix.length, prefix.length);
   assert.equal(layout.length, 16);
   assert.equal(layout.rows, 4);
   // Every sample's first row input is the token right after the prefix.
   samples.forEach((s, i) => {
-    const p = layout.placements[i];
+    const p = layout.placements.find((q) => q.sample === i)!;
     assert.equal(layout.inputIds[p.row * layout.length + p.start], s.tokens[prefix.length]);
     assert.equal(p.inputs, s.tokens.length - 1 - prefix.length);
   });
   const trained = samples.reduce((n, s) => n + s.completionIds.length, 0);
   assert.equal(layout.mask.reduce((a, b) => a + b, 0), trained);
   assert.equal(layout.advantages.reduce((a, b) => a + b, 0), 0.5 * trained);
+  assert.equal(layout.samplingLogprobs.reduce((a, b) => a + b, 0), -trained);
   assert.equal(layout.computedTokens, prefix.length + samples.reduce((n, s) => n + s.tokens.length - 1 - prefix.length, 0));
-  // All four fit one 16-long row except where they do not: rows used = first-fit decreasing result.
-  assert.ok(new Set(layout.placements.map((p) => p.row)).size <= 2);
+  // Row inputs 6, 2, 10, 2 in rows of 16: first fit puts 6 + 2 in row 0, 10 in row 1, the last 2 back in row 0.
+  assert.deepEqual(layout.placements.map((p) => p.row), [0, 0, 1, 0]);
+  // Per-sequence trained counts for length normalisation of packed rows.
+  const p2 = layout.placements[2];
+  assert.equal(layout.sequenceLengths[p2.row * layout.length + p2.start], samples[2].completionIds.length);
+});
+
+test('a batch larger than one layout fills several of the same shape', () => {
+  const layouts = buildRlLayouts(samples, { rows: 1, lengthMultiple: 16, minLength: 16 });
+  assert.deepEqual(layouts.map((l) => [l.rows, l.length]), [[1, 16], [1, 16]]);
+  assert.deepEqual(layouts.map((l) => l.placements.map((p) => p.sample)), [[0, 1], [2, 3]]);
+  // One shape per run: fixed rows and length, a prefix that never grows; too long sequences are counted.
+  const shapes = new LayoutShapes({ rows: 4, length: 16, prefixMultiple: 4 });
+  const first = shapes.layouts(samples);
+  assert.deepEqual([first.layouts.length, first.layouts[0].rows, first.layouts[0].length, first.layouts[0].prefix.length, first.tooLong], [1, 4, 16, 8, 0]);
+  const longer = [...samples, sample([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17], [1])];
+  const second = shapes.layouts(longer);
+  assert.deepEqual([second.layouts[0].rows, second.layouts[0].length, second.tooLong], [4, 16, 1]);
+  const shorterPrefix = shapes.layouts([...samples, { tokens: [5, 9, 2, 11, 1, 1, 1], lossMask: [0, 0, 0, 0, 0, 1, 1] }]);
+  assert.equal(shorterPrefix.layouts[0].prefix.length, 4);
+  assert.equal(shapes.layouts(samples).layouts[0].prefix.length, 4);
 });
 
 test('shared-prefix logprobs and entropies equal the full-sequence forward', async () => {
   const params = toParams(randomHostParams(cfg, 3));
   const reference = await sequenceLogprobs(cfg, params, samples, { entropy: true });
-  const layout = buildRlLayout(samples, { rowsMultiple: 4, lengthMultiple: 16, minLength: 16 });
+  const [layout] = buildRlLayouts(samples, { rows: 4, lengthMultiple: 16, minLength: 16 });
   const t = rlTensors(cfg, layout);
   for (const name of ['mask', 'advantages', 'samplingLogprobs', 'sequenceLengths'] as const) t[name].dispose();
   const out = rlLogprobs(cfg, tree.ref(params), t, { entropy: true });
   const lp = sampleTargetValues(layout, samples, await out.logprobs.data());
   const ent = sampleTargetValues(layout, samples, await out.entropy!.data());
   for (let i = 0; i < samples.length; i++) {
-    assert.ok(maxAbsDiff(lp[i], reference.logprobs[i]) < 1e-4, `logprobs of sample ${i}`);
-    assert.ok(maxAbsDiff(ent[i], reference.entropy![i]) < 1e-4, `entropy of sample ${i}`);
+    assert.ok(maxAbsDiff(lp.get(i)!, reference.logprobs[i]) < 1e-4, `logprobs of sample ${i}`);
+    assert.ok(maxAbsDiff(ent.get(i)!, reference.entropy![i]) < 1e-4, `entropy of sample ${i}`);
   }
   tree.dispose(params);
 });
 
 test('gradients through the shared prefix equal those of the full forward', async () => {
   const params = toParams(randomHostParams(cfg, 4));
-  const layout = buildRlLayout(samples, { rowsMultiple: 2, lengthMultiple: 16, minLength: 16 });
+  const [layout] = buildRlLayouts(samples, { rows: 2, lengthMultiple: 16, minLength: 16 });
   const loss = (p: Params, b: ReturnType<typeof rlTensors>): Tensor => {
     const { logprobs } = rlLogprobs(cfg, p, b);
     b.advantages.dispose();

@@ -32,6 +32,8 @@ export interface EvalFlags {
   threads?: number;
   saveTrajectories: string;
   db?: string;
+  baseUrl?: string;
+  apiKey?: string;
   json?: boolean;
 }
 
@@ -74,7 +76,7 @@ export async function evalCommand(flags: EvalFlags): Promise<void> {
     const { initEngine } = await import('../../model/engine.ts');
     await initEngine({ threads: flags.threads });
   }
-  const policies = await resolvePolicies(flags.policy, { spec, options, db: flags.db });
+  const policies = await resolvePolicies(flags.policy, { spec, options, db: flags.db, baseUrl: flags.baseUrl, apiKey: flags.apiKey });
 
   const store = await openStore(flags.db);
   const run: Run = {

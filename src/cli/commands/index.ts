@@ -6,11 +6,15 @@ import { evalCommand } from './eval.ts';
 import { exportCommand } from './export.ts';
 import { playCommand } from './play.ts';
 import { runsCommand, showCommand } from './runs.ts';
+import { trainCommand } from './train.ts';
 // `--policy model:DIR` and `run:RUN[@STEP]`: these only register the names; nothing loads until one is used.
 import '../../policy/embedded-register.ts';
 import '../../policy/run-checkpoint-register.ts';
+import '../../policy/openai-register.ts';
 
 const DB_HELP = 'SQLite database (default .spindle/spindle.db)';
+const BASE_URL_HELP = 'base URL of an OpenAI-compatible server, for --policy openai:MODEL (default OPENAI_BASE_URL)';
+const API_KEY_HELP = 'API key for --policy openai:MODEL (default OPENAI_API_KEY)';
 
 export function registerCommands(program: Command): void {
   program
@@ -33,6 +37,8 @@ export function registerCommands(program: Command): void {
     .option('--max-tokens <n>', 'max new tokens per LLM call', intFlag('--max-tokens', 1, 1_000_000))
     .option('--temperature <t>', 'sampling temperature for LLM policies', numberFlag('--temperature', 0, 10))
     .option('--save-trajectories <all|none|N>', 'which trajectories to store', 'all')
+    .option('--base-url <url>', BASE_URL_HELP)
+    .option('--api-key <key>', API_KEY_HELP)
     .option('--db <path>', DB_HELP)
     .option('--json', 'print one JSON object as the last line')
     .action((opts) => playCommand(opts));
@@ -68,6 +74,8 @@ export function registerCommands(program: Command): void {
     .option('--concurrency <n>', 'episodes in flight at once', intFlag('--concurrency', 1, 4096), 64)
     .option('--threads <n>', 'engine threads for LLM policies (default: all cores)', intFlag('--threads', 1, 1024))
     .option('--save-trajectories <all|none|N>', 'which trajectories to store', 'all')
+    .option('--base-url <url>', BASE_URL_HELP)
+    .option('--api-key <key>', API_KEY_HELP)
     .option('--db <path>', DB_HELP)
     .option('--json', 'print one JSON object as the last line')
     .action((opts) => evalCommand(opts));
@@ -83,4 +91,58 @@ export function registerCommands(program: Command): void {
     .option('--db <path>', DB_HELP)
     .option('--json', 'print one JSON object as the last line')
     .action((source, opts) => exportCommand(source, opts));
+
+  program
+    .command('serve')
+    .description('serve a model over an OpenAI-compatible HTTP API (/v1/chat/completions, /v1/models)')
+    .option('--model <DIR|run:RUN[@STEP]>', 'checkpoint folder or run checkpoint (default: the newest checkpoint in the store, else a fresh default model)')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--port <port>', 'port to listen on (0: a free port)', intFlag('--port', 0, 65_535), 8321)
+    .option('--threads <n>', 'engine threads (default: all cores)', intFlag('--threads', 1, 1024))
+    .option('--body-limit <bytes>', 'largest request body accepted', intFlag('--body-limit', 1024, 1_073_741_824))
+    .option('--reload-every <s>', 'with run:RUN, load a newer checkpoint of the run every s seconds (default: only on POST /admin/reload)', intFlag('--reload-every', 1, 86_400))
+    .option('--db <path>', DB_HELP)
+    .action(async (opts) => (await import('./serve.ts')).serveCommand(opts));
+
+  program
+    .command('proxy')
+    .description('an OpenAI-compatible endpoint that forwards to --upstream and records every call as trajectories')
+    .requiredOption('--upstream <url>', "the upstream's OpenAI base URL, /v1 included (e.g. http://127.0.0.1:8000/v1)")
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--port <n>', 'port to listen on (0: any free port)', intFlag('--port', 0, 65535), 8322)
+    .option('--run <name>', 'the proxy run to record into (default: a new id)')
+    .option('--body-limit <bytes>', 'largest request body accepted', intFlag('--body-limit', 1024, 2 ** 31 - 1))
+    .option('--request-token-ids', 'ask the upstream for token ids and logprobs (vLLM return_token_ids) when the agent did not')
+    .option('--db <path>', DB_HELP)
+    .option('--json', 'print JSON lines (listening, stopped) instead of text')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Every chat call names its trajectory (and, to form groups, its task) in the base URL or in headers:',
+        '  base URL  http://HOST:PORT/t/TRAJECTORY/v1             or header x-spindle-trajectory: TRAJECTORY',
+        '  with task http://HOST:PORT/t/TRAJECTORY/task/TASK/v1   or header x-spindle-task: TASK',
+        'Score (and finish) a trajectory: POST /trajectories/TRAJECTORY/reward {"reward": 1, "parts": {"correct": 1}}',
+      ].join('\n'),
+    )
+    .action(async (opts) => (await import('./proxy.ts')).proxyCommand(opts));
+
+  program
+    .command('train')
+    .description('train the default model on an env (warm start, then RL) and evaluate it beside the baselines')
+    .option('--env <name|path>', 'built-in env name or a path to a module exporting an EnvSpec')
+    .option('--env-opt <key=value>', 'env option (repeatable)', collect, [])
+    .option('--config <file.json>', 'training config (JSON); flags override its fields')
+    .option('--steps <n>', 'RL steps', intFlag('--steps', 0, 10_000_000))
+    .option('--seed <s>', 'run seed', intFlag('--seed', 0, 999_999))
+    .option('--group-size <g>', 'samples per seed (G)', intFlag('--group-size', 1, 1024))
+    .option('--batch-seeds <b>', 'seeds per step (B)', intFlag('--batch-seeds', 1, 100_000))
+    .option('--lr <lr>', 'RL learning rate', numberFlag('--lr', 1e-12, 10))
+    .option('--eval-every <n>', 'steps between evaluations', intFlag('--eval-every', 1, 10_000_000))
+    .option('--checkpoint-every <n>', 'steps between checkpoints', intFlag('--checkpoint-every', 1, 10_000_000))
+    .option('--threads <n>', 'engine threads (default: all cores)', intFlag('--threads', 1, 256))
+    .option('--resume <run>', 'continue a train run from its latest checkpoint')
+    .option('--db <path>', DB_HELP)
+    .option('--json', 'print one JSON object as the last line')
+    .action((opts) => trainCommand(opts));
 }

@@ -27,6 +27,8 @@ export interface PlayFlags {
   temperature?: number;
   saveTrajectories: string;
   db?: string;
+  baseUrl?: string;
+  apiKey?: string;
   json?: boolean;
 }
 
@@ -35,7 +37,7 @@ export async function playCommand(flags: PlayFlags): Promise<void> {
   // Validate everything before anything is written.
   const spec = await loadEnvSpec(flags.env);
   const options = resolveEnvOptions(spec, parseEnvOptionPairs(flags.envOpt ?? []));
-  const policy = await resolvePolicy(flags.policy, { spec, options, db: flags.db });
+  const policy = await resolvePolicy(flags.policy, { spec, options, db: flags.db, baseUrl: flags.baseUrl, apiKey: flags.apiKey });
   const episode = resolveEpisodeSettings(
     Object.fromEntries(
       Object.entries({ maxTurns: flags.maxTurns, maxTokens: flags.maxTokens, temperature: flags.temperature }).filter(([, v]) => v !== undefined),

@@ -1,0 +1,268 @@
+/**
+ * `spindle train --env E`: trains the default model on an env (tokenizer and weights from scratch,
+ * warm start on the action format, RL on the env's reward), then evaluates it beside the warm start,
+ * random, the simple baselines and the oracle on the same held-out seeds. Writes learning-curve.svg
+ * and report.md into the run folder. Everything is validated before anything is written; progress
+ * goes to stderr; with --json one object is the last line of stdout.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { UsageError } from '../../core/errors.ts';
+import { newId, nowIso } from '../../core/ids.ts';
+import type { Run } from '../../core/trajectory.ts';
+import type { EnvSpec } from '../../envs/env.ts';
+import { parseEnvOptionPairs, resolveEnvOptions } from '../../envs/options.ts';
+import { loadEnvSpec } from '../../envs/registry.ts';
+import { formatEvalReport } from '../eval-report.ts';
+import { initEngine } from '../../model/engine.ts';
+import { writeTrainReport } from '../../report/train-report.ts';
+import { openStore } from '../../store/open.ts';
+import { defaultDbPath } from '../../store/paths.ts';
+import type { Store } from '../../store/store.ts';
+import { loadTrainCheckpoint, type TrainCheckpoint } from '../../train/checkpoint-io.ts';
+import { applyFlagOverrides, parseTrainConfig, type TrainFlagOverrides, type TrainSettings } from '../../train/train-config.ts';
+import { trainRun, type TrainEvent } from '../../train/trainer.ts';
+import { finalEvaluation, type FinalEval } from '../../train/trainer-final.ts';
+import { parseTrainerState, type TrainerState } from '../../train/trainer-state.ts';
+import { fmt, makeOutput, pct } from '../output.ts';
+
+export interface TrainFlags extends TrainFlagOverrides {
+  env?: string;
+  envOpt?: string[];
+  config?: string;
+  resume?: string;
+  db?: string;
+  json?: boolean;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnySpec = EnvSpec<any>;
+
+function readConfigFile(path: string): unknown {
+  const full = resolve(path);
+  if (!existsSync(full)) throw new UsageError(`--config ${path}: no such file`);
+  try {
+    return JSON.parse(readFileSync(full, 'utf8'));
+  } catch (error) {
+    throw new UsageError(`--config ${path}: not valid JSON (${(error as Error).message})`);
+  }
+}
+
+interface Plan {
+  spec: AnySpec;
+  options: Record<string, unknown>;
+  settings: TrainSettings;
+  envSource: string;
+  resume: { runId: string; checkpoint: TrainCheckpoint<TrainerState> } | null;
+}
+
+/** `--resume RUN`: the run's latest checkpoint; only --steps (to go further) and --threads may change. */
+async function planResume(flags: TrainFlags): Promise<Plan> {
+  const changed = (['envOpt', 'config', 'seed', 'groupSize', 'batchSeeds', 'lr', 'evalEvery', 'checkpointEvery'] as const).filter((k) =>
+    k === 'envOpt' ? (flags.envOpt ?? []).length > 0 : flags[k] !== undefined,
+  );
+  if (changed.length > 0) throw new UsageError(`--resume continues a run with its own settings; only --steps and --threads may be given (not --${changed.map(kebab).join(', --')})`);
+  const path = resolve(flags.db ?? defaultDbPath());
+  if (!existsSync(path)) throw new UsageError(`--resume ${flags.resume}: there is no database at ${path} (pass --db)`);
+  const store = await openStore(path);
+  try {
+    const run = await store.getRun(flags.resume!);
+    if (!run) throw new UsageError(`--resume ${flags.resume}: no such run in ${path} (see spindle runs)`);
+    if (run.kind !== 'train') throw new UsageError(`--resume ${flags.resume}: run is a ${run.kind} run, not a train run`);
+    const records = await store.listCheckpoints(run.id);
+    const latest = records.at(-1);
+    if (!latest || latest.step === 0) throw new UsageError(`--resume ${run.id}: the run has no checkpoint after its warm start; start a new run`);
+    const checkpoint = loadTrainCheckpoint(resolve(store.runDir(run.id), latest.path), parseTrainerState);
+    const envSource = typeof run.config.envSource === 'string' ? run.config.envSource : run.env;
+    if (flags.env !== undefined && flags.env !== envSource && flags.env !== run.env) {
+      throw new UsageError(`--env ${flags.env}: run ${run.id} trains env '${envSource}'`);
+    }
+    const spec = await loadEnvSpec(envSource);
+    const options = resolveEnvOptions(spec, checkpoint.state.envOptions);
+    const settings = parseTrainConfig({ ...checkpoint.state.config, ...(flags.steps !== undefined ? { steps: flags.steps } : {}), ...(flags.threads !== undefined ? { threads: flags.threads } : {}) });
+    if (settings.steps <= checkpoint.state.step) {
+      throw new UsageError(`--resume ${run.id}: the run is at step ${checkpoint.state.step} of ${settings.steps}; pass --steps N with N > ${checkpoint.state.step} to go further`);
+    }
+    return { spec, options, settings, envSource, resume: { runId: run.id, checkpoint } };
+  } finally {
+    await store.close();
+  }
+}
+
+function kebab(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+async function plan(flags: TrainFlags): Promise<Plan> {
+  if (flags.resume !== undefined) return planResume(flags);
+  if (flags.env === undefined) throw new UsageError('--env is required (a built-in env name or a path to an env module), or --resume RUN');
+  const spec = await loadEnvSpec(flags.env);
+  const options = resolveEnvOptions(spec, parseEnvOptionPairs(flags.envOpt ?? []));
+  const file = flags.config === undefined ? undefined : readConfigFile(flags.config);
+  const settings = parseTrainConfig(applyFlagOverrides(file, flags));
+  return { spec, options, settings, envSource: flags.env, resume: null };
+}
+
+/** The live line on stderr: one rewritten line on a terminal, a line every few seconds otherwise. */
+function progressPrinter(steps: number): (event: TrainEvent) => void {
+  const tty = process.stderr.isTTY === true;
+  let last = 0;
+  let firstStepAt: number | null = null;
+  let firstStep = 0;
+  const write = (text: string, force: boolean) => {
+    const now = Date.now();
+    if (tty) {
+      process.stderr.write(`\r\x1b[K${text}`);
+      if (force) process.stderr.write('\n');
+    } else if (force || now - last >= 2000) {
+      last = now;
+      process.stderr.write(`${text}\n`);
+    }
+  };
+  return (event) => {
+    switch (event.type) {
+      case 'phase':
+        write(`[${event.phase}] ${event.message}`, true);
+        break;
+      case 'warm-start-step':
+        write(`warm start step ${event.step}/${event.maxSteps} loss ${event.loss.toFixed(4)}`, false);
+        break;
+      case 'warm-start-check':
+        write(`warm start check at step ${event.check.step}: invalid answers ${pct(event.check.invalidRate)}, sampled return ${fmt(event.check.meanReturn, 3)}`, true);
+        break;
+      case 'eval':
+        write(
+          `eval at step ${event.step}: greedy return ${fmt(event.eval.meanReturn)} [${fmt(event.eval.ci95[0])}, ${fmt(event.eval.ci95[1])}]` +
+            `${event.eval.exactReturn === null ? '' : `, exact ${fmt(event.eval.exactReturn)}`}, win ${pct(event.eval.winRate)}, invalid ${pct(event.eval.invalidRate)}`,
+          true,
+        );
+        break;
+      case 'checkpoint':
+        break;
+      case 'step': {
+        const m = event.metrics;
+        const now = performance.now();
+        if (firstStepAt === null) {
+          firstStepAt = now;
+          firstStep = event.step - 1;
+        }
+        const done = event.step - firstStep;
+        const perStep = done > 0 ? (now - firstStepAt) / 1000 / done : 0;
+        const eta = (steps - event.step) * perStep;
+        write(
+          `step ${event.step}/${steps} reward ${fmt(m['reward/mean'], 3)} win ${pct(m['episodes/win_rate'])} KL ${fmt(m['kl/policy'], 5)} ` +
+            `rollout ${(m['throughput/rollout_tokens_per_s'] ?? 0).toFixed(0)} tok/s train ${(m['throughput/train_tokens_per_s'] ?? 0).toFixed(0)} tok/s ` +
+            `episodes ${event.episodes} ETA ${Math.round(eta)}s`,
+          event.step === steps,
+        );
+        break;
+      }
+    }
+  };
+}
+
+/** The trained policy's line of the final evaluation, as the --json object reports it. */
+function headline(final: FinalEval) {
+  const p = final.trained;
+  return { meanReturn: p.meanReturn, ci95: p.ci95, exactReturn: p.exactReturn, winRate: p.winRate, invalidRate: p.invalidRate, meanTurns: p.meanTurns };
+}
+
+export async function trainCommand(flags: TrainFlags): Promise<void> {
+  const out = makeOutput(!!flags.json);
+  const started = performance.now();
+  // Validate everything before anything is written.
+  const { spec, options, settings, envSource, resume } = await plan(flags);
+  await initEngine(settings.threads === null ? {} : { threads: settings.threads });
+
+  const store: Store = await openStore(flags.db);
+  let runId: string;
+  if (resume) {
+    runId = resume.runId;
+  } else {
+    const run: Run = {
+      id: newId('run'),
+      kind: 'train',
+      env: spec.name,
+      envOptions: options,
+      policy: 'default-model',
+      config: { ...settings, envSource },
+      status: 'running',
+      createdAt: nowIso(),
+      finishedAt: null,
+      summary: null,
+    };
+    await store.createRun(run);
+    runId = run.id;
+  }
+  const printer = progressPrinter(settings.steps);
+  try {
+    const outcome = await trainRun({ spec, options, settings, store, runId, resume: resume?.checkpoint ?? null, onEvent: printer });
+    let final: FinalEval;
+    const finalStart = performance.now();
+    try {
+      process.stderr.write(`[final] evaluating on ${settings.finalEvalEpisodes} held-out seeds (greedy)\n`);
+      final = await finalEvaluation({
+        spec,
+        options,
+        settings,
+        trained: outcome.policy,
+        runDir: outcome.runDir,
+        warmStartPath: outcome.warmStart?.path ?? null,
+        maxTurns: outcome.maxTurns,
+        maxTokens: outcome.maxTokens,
+        onPolicy: (name, n) => process.stderr.write(`  ${name}: ${n} episodes\n`),
+      });
+    } finally {
+      await outcome.policy.close();
+    }
+    const finalEvalSeconds = (performance.now() - finalStart) / 1000;
+    // This session's final evaluation is part of the run's wall time too.
+    const wallSeconds = outcome.wallSeconds + finalEvalSeconds;
+    const metrics = await store.getMetrics(runId);
+    const files = writeTrainReport(outcome.runDir, {
+      runId,
+      env: spec.name,
+      envOptions: options,
+      config: { ...settings, envSource },
+      steps: outcome.steps,
+      episodes: outcome.episodes,
+      wallSeconds,
+      metrics,
+      warmStart: outcome.warmStart,
+      finalEval: final.report,
+      trainedPolicy: outcome.policy.name,
+      finalEvalSeconds,
+    });
+    const trained = headline(final);
+    const summary = {
+      run: runId,
+      env: spec.name,
+      envOptions: options,
+      steps: outcome.steps,
+      episodes: outcome.episodes,
+      wallSeconds,
+      sessionSeconds: (performance.now() - started) / 1000,
+      eval: trained,
+      warmStart: final.warmStart
+        ? { meanReturn: final.warmStart.meanReturn, exactReturn: final.warmStart.exactReturn, invalidRate: final.warmStart.invalidRate, steps: outcome.warmStart?.steps ?? null }
+        : null,
+      baselines: final.baselines,
+      optimalReturn: final.report.optimalReturn,
+      checkpoint: outcome.lastCheckpoint,
+      report: files.report,
+      learningCurve: files.curve,
+    };
+    await store.finishRun(runId, { status: 'finished', finishedAt: nowIso(), summary });
+    for (const line of formatEvalReport(final.report)) out.line(line);
+    out.line();
+    out.line(`run ${runId}: ${outcome.steps} RL steps, ${outcome.episodes} episodes, ${wallSeconds.toFixed(1)} s (warm start included)`);
+    out.line(`  report ${files.report}`);
+    out.line(`  learning curve ${files.curve}`);
+    out.result(summary);
+  } catch (error) {
+    await store.finishRun(runId, { status: 'failed', finishedAt: nowIso(), summary: { error: (error as Error).message } }).catch(() => undefined);
+    throw error;
+  } finally {
+    await store.close();
+  }
+}

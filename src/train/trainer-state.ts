@@ -1,0 +1,53 @@
+/**
+ * trainer-state.json: what a checkpoint needs beyond weights and optimiser moments to continue a run
+ * exactly. Every random draw of a step is derived from (run seed, step) (trainer-seeds.ts, the agent
+ * loop's per-call seeds, the mini-batch shuffles), so the RNG state is the seed and the next step.
+ */
+import { z } from 'zod';
+import { UsageError } from '../core/errors.ts';
+import { describeZodError } from '../core/schemas.ts';
+import { trainConfigSchema, type TrainSettings } from './train-config.ts';
+
+export const TRAINER_STATE_FORMAT = 'spindle-trainer-state/1';
+
+const warmStartSummarySchema = z.object({
+  steps: z.number().int().min(0),
+  reached: z.boolean(),
+  invalidRate: z.number().nullable(),
+  meanReturn: z.number().nullable(),
+  seconds: z.number().min(0),
+  /** The warm-started weights, relative to the run folder. */
+  path: z.string(),
+});
+export type WarmStartSummary = z.infer<typeof warmStartSummarySchema>;
+
+export const trainerStateSchema = z.object({
+  format: z.literal(TRAINER_STATE_FORMAT),
+  runId: z.string(),
+  env: z.string(),
+  envOptions: z.record(z.string(), z.unknown()),
+  /** RL steps done; the checkpoint's weights are policy version `policyVersion`. */
+  step: z.number().int().min(0),
+  policyVersion: z.number().int().min(0),
+  rng: z.object({ seed: z.number().int().min(0), nextStep: z.number().int().min(1) }),
+  config: z.unknown(),
+  /** Settings measured at the start of the run that later steps must keep. */
+  maxTurns: z.number().int().min(1),
+  maxTokens: z.number().int().min(1),
+  prefixLength: z.number().int().min(0).nullable(),
+  episodes: z.number().int().min(0),
+  /** Wall time spent so far (every earlier session of the run). */
+  wallSeconds: z.number().min(0),
+  warmStart: warmStartSummarySchema.nullable(),
+  /** Per-step metrics so far, by step. */
+  metrics: z.record(z.string(), z.record(z.string(), z.number().nullable())),
+});
+export type TrainerState = Omit<z.infer<typeof trainerStateSchema>, 'config'> & { config: TrainSettings };
+
+export function parseTrainerState(json: unknown, label: string): TrainerState {
+  const parsed = trainerStateSchema.safeParse(json);
+  if (!parsed.success) throw new UsageError(`${label}: ${describeZodError(parsed.error)}`);
+  const config = trainConfigSchema.safeParse(parsed.data.config);
+  if (!config.success) throw new UsageError(`${label}: config: ${describeZodError(config.error)}`);
+  return { ...parsed.data, config: config.data };
+}

@@ -1,0 +1,276 @@
+/**
+ * The training run behind `spindle train`: the default model (tokenizer from the env's text, random
+ * weights; saved as step 0), the warm start (the action format from random demonstrations), then
+ * RL steps (trainer-step.ts) with an evaluation every N steps and a checkpoint every M, all metrics
+ * in the store. A run resumed from a checkpoint continues exactly where it stopped: with the same
+ * seed and one thread it logs the same metrics as the run that was never interrupted.
+ */
+import { join } from 'node:path';
+import type { Trajectory } from '../core/trajectory.ts';
+import { nowIso } from '../core/ids.ts';
+import type { EnvSpec } from '../envs/env.ts';
+import { tree } from '../model/engine.ts';
+import { ParamTrainer } from '../model/param-trainer.ts';
+import { toHostParams, toParams, type Params } from '../model/params.ts';
+import type { EmbeddedPolicy } from '../policy/embedded.ts';
+import type { Store } from '../store/store.ts';
+import { AdamW } from './adamw.ts';
+import { loadModelFolder, saveModelFolder, saveTrainCheckpoint, type TrainCheckpoint } from './checkpoint-io.ts';
+import { createDefaultModel, type ModelAssets } from './default-model.ts';
+import { parseLossConfig } from './loss-config.ts';
+import { LayoutShapes } from './rl-batch.ts';
+import type { TrainSettings } from './train-config.ts';
+import { evalMetrics, periodicEval, type PeriodicEval } from './trainer-eval.ts';
+import { referenceLogprobs, rlLoss, type RlStepInputs } from './trainer-loss.ts';
+import { trainerPolicy } from './trainer-policy.ts';
+import { TRAINER_STATE_FORMAT, type TrainerState, type WarmStartSummary } from './trainer-state.ts';
+import { rlStep, type RlStepContext } from './trainer-step.ts';
+import { warmStart, type WarmStartCheck } from './warm-start.ts';
+
+export type TrainEvent =
+  | { type: 'phase'; phase: 'model' | 'warm-start' | 'rl'; message: string }
+  | { type: 'warm-start-step'; step: number; maxSteps: number; loss: number }
+  | { type: 'warm-start-check'; check: WarmStartCheck }
+  | { type: 'eval'; step: number; eval: PeriodicEval }
+  | { type: 'step'; step: number; steps: number; metrics: Record<string, number>; episodes: number; wallSeconds: number }
+  | { type: 'checkpoint'; step: number; path: string };
+
+export interface TrainRunInput<O extends Record<string, unknown>> {
+  spec: EnvSpec<O>;
+  options: O;
+  settings: TrainSettings;
+  store: Store;
+  runId: string;
+  /** A checkpoint of this run to continue from (checkpoint-io.ts loadTrainCheckpoint). */
+  resume: TrainCheckpoint<TrainerState> | null;
+  onEvent?: (event: TrainEvent) => void;
+}
+
+export interface TrainOutcome {
+  runId: string;
+  runDir: string;
+  steps: number;
+  episodes: number;
+  /** Every session of the run, model creation and warm start included. */
+  wallSeconds: number;
+  maxTurns: number;
+  maxTokens: number;
+  warmStart: WarmStartSummary | null;
+  lastEval: PeriodicEval | null;
+  /** The trained policy (its weights are the last step's); the caller closes it. */
+  policy: EmbeddedPolicy;
+  assets: ModelAssets;
+  /** Folder of the last checkpoint, relative to the run folder. */
+  lastCheckpoint: string;
+}
+
+/** The folder of the warm-started weights, relative to the run folder. */
+export const WARM_START_PATH = 'warm-start';
+
+/** Non-finite values (a rate over nothing) are not stored. */
+function finite(metrics: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(metrics).filter(([, v]) => Number.isFinite(v)));
+}
+
+/** Decisions per episode: the config's, else the env's own cap, else the agent loop's default. */
+function resolveMaxTurns<O extends Record<string, unknown>>(spec: EnvSpec<O>, options: O, settings: TrainSettings): number {
+  return settings.episode.maxTurns ?? spec.create(options).maxTurns ?? 32;
+}
+
+export async function trainRun<O extends Record<string, unknown>>(input: TrainRunInput<O>): Promise<TrainOutcome> {
+  const start = performance.now();
+  const { spec, options, settings, store, runId, resume } = input;
+  const emit = input.onEvent ?? (() => undefined);
+  const runDir = store.runDir(runId);
+  const wallBefore = resume?.state.wallSeconds ?? 0;
+  const wall = () => wallBefore + (performance.now() - start) / 1000;
+  const history: Record<string, Record<string, number>> = resume ? structuredClone(resume.state.metrics) as Record<string, Record<string, number>> : {};
+  const record = async (step: number, metrics: Record<string, number>) => {
+    const kept = finite(metrics);
+    history[String(step)] = { ...history[String(step)], ...kept };
+    await store.appendMetrics(Object.entries(kept).map(([name, value]) => ({ runId, step, name, value })));
+  };
+  const maxTurns = resolveMaxTurns(spec, options, settings);
+  const shapes = new LayoutShapes({ rows: settings.update.rows, length: settings.update.rowLength });
+
+  let assets: ModelAssets;
+  let params: Params;
+  let warm: WarmStartSummary | null;
+  let maxTokens: number;
+  let firstStep: number;
+  let episodes: number;
+  let lastEval: PeriodicEval | null = null;
+  if (resume) {
+    assets = resume.assets;
+    params = toParams(resume.params);
+    warm = resume.state.warmStart;
+    maxTokens = resume.state.maxTokens;
+    firstStep = resume.state.step + 1;
+    episodes = resume.state.episodes;
+    if (resume.state.prefixLength !== null) shapes.fixPrefix(resume.state.prefixLength);
+  } else {
+    emit({ type: 'phase', phase: 'model', message: `training the tokenizer on ${settings.model.corpusEpisodes} random ${spec.name} episodes` });
+    const model = await createDefaultModel({ spec, options, seed: settings.seed, corpusEpisodes: settings.model.corpusEpisodes, shape: settings.model });
+    assets = model.assets;
+    firstStep = 1;
+    episodes = 0;
+    maxTokens = settings.episode.maxTokens ?? 0;
+    warm = null;
+    const initPath = saveTrainCheckpoint(runDir, 0, { assets, params: model.params, optimizer: null, state: initialState(0) });
+    await store.saveCheckpoint({ runId, step: 0, path: initPath, policyVersion: 0, createdAt: nowIso(), metrics: {} });
+    params = toParams(model.params);
+  }
+
+  function initialState(step: number): TrainerState {
+    return {
+      format: TRAINER_STATE_FORMAT,
+      runId,
+      env: spec.name,
+      envOptions: options,
+      step,
+      policyVersion: step,
+      rng: { seed: settings.seed, nextStep: step + 1 },
+      config: settings,
+      maxTurns,
+      maxTokens: Math.max(1, maxTokens),
+      prefixLength: Number.isFinite(shapes.prefixLength) ? shapes.prefixLength : null,
+      episodes,
+      wallSeconds: wall(),
+      warmStart: warm,
+      metrics: history,
+    };
+  }
+
+  const policy = trainerPolicy(assets, params, {
+    name: `run:${runId}`,
+    modelId: runId,
+    version: firstStep - 1,
+    maxBatchRows: settings.rollout.maxBatchRows,
+  });
+  try {
+    if (!resume) {
+      emit({ type: 'phase', phase: 'warm-start', message: `learning the action format from ${settings.warmStart.demoEpisodes} random-policy episodes` });
+      const ws = await warmStart({
+        spec,
+        options,
+        assets,
+        params,
+        policy,
+        settings: settings.warmStart,
+        runSeed: settings.seed,
+        maxTurns,
+        maxTokens: settings.episode.maxTokens,
+        temperature: settings.episode.temperature,
+        concurrency: settings.rollout.concurrency,
+        shapes,
+        onStep: (step, loss) => emit({ type: 'warm-start-step', step, maxSteps: settings.warmStart.maxSteps, loss }),
+        onCheck: (check) => emit({ type: 'warm-start-check', check }),
+      });
+      params = ws.params;
+      maxTokens = ws.maxTokens;
+      saveModelFolder(join(runDir, WARM_START_PATH), assets, await toHostParams(params));
+      const last = ws.checks.at(-1);
+      warm = {
+        steps: ws.steps,
+        reached: ws.reached,
+        invalidRate: last?.invalidRate ?? null,
+        meanReturn: last && Number.isFinite(last.meanReturn) ? last.meanReturn : null,
+        seconds: ws.wallMs / 1000,
+        path: WARM_START_PATH,
+      };
+      lastEval = await periodicEval({ spec, options, policy, episodes: settings.evalEpisodes, maxTurns, maxTokens, concurrency: settings.rollout.concurrency });
+      // The warm start's own steps are not RL steps: its figures are logged at step 0.
+      await record(0, {
+        ...evalMetrics(lastEval),
+        'warmstart/steps': ws.steps,
+        'warmstart/seconds': ws.wallMs / 1000,
+        'warmstart/final_loss': ws.losses.at(-1)?.loss ?? NaN,
+        'warmstart/invalid_rate': last?.invalidRate ?? NaN,
+        'warmstart/train_tokens': ws.trainTokens,
+      });
+      emit({ type: 'eval', step: 0, eval: lastEval });
+    }
+
+    // RL.
+    const lossSettings = parseLossConfig(settings.loss, 'train.loss');
+    const optimizer = resume?.optimizer ? AdamW.fromState(resume.optimizer) : settings.optimizer;
+    const trainer = new ParamTrainer<RlStepInputs>(params, rlLoss(assets.cfg, lossSettings), optimizer);
+    let reference: RlStepContext<O>['reference'] = null;
+    if (lossSettings.klBeta > 0) {
+      const refParams = toParams(loadModelFolder(join(runDir, warm?.path ?? WARM_START_PATH)).params);
+      reference = { params: refParams, forward: referenceLogprobs(assets.cfg) };
+    }
+    const ctx: RlStepContext<O> = {
+      spec,
+      options,
+      rewards: spec.rewards?.(options),
+      settings,
+      assets,
+      policy,
+      trainer,
+      shapes,
+      reference,
+      maxTurns,
+      maxTokens,
+      runId,
+      counts: { tooLong: 0 },
+    };
+    emit({ type: 'phase', phase: 'rl', message: `RL: ${settings.steps} steps of ${settings.batchSeeds} seeds x ${settings.groupSize} samples` });
+    let lastCheckpoint = resume ? '' : join('checkpoints', 'step-000000');
+    try {
+      for (let step = firstStep; step <= settings.steps; step++) {
+        const t0 = performance.now();
+        const result = await rlStep(ctx, step);
+        episodes += result.episodes;
+        const metrics: Record<string, number> = { ...result.metrics, 'episodes/total': episodes };
+        if (step % settings.evalEvery === 0 || step === settings.steps) {
+          lastEval = await periodicEval({ spec, options, policy, episodes: settings.evalEpisodes, maxTurns, maxTokens, concurrency: settings.rollout.concurrency });
+          Object.assign(metrics, evalMetrics(lastEval));
+          emit({ type: 'eval', step, eval: lastEval });
+        }
+        await saveSome(store, result.trajectories, settings.saveTrajectoriesPerStep);
+        if (step % settings.checkpointEvery === 0 || step === settings.steps) {
+          const t1 = performance.now();
+          metrics['time/step_s'] = (t1 - t0) / 1000;
+          await record(step, metrics);
+          const hostParams = await toHostParams(trainer.params);
+          const state = initialState(step);
+          lastCheckpoint = saveTrainCheckpoint(runDir, step, { assets, params: hostParams, optimizer: await trainer.optimizer.state(), state });
+          await store.saveCheckpoint({ runId, step, path: lastCheckpoint, policyVersion: step, createdAt: nowIso(), metrics: finite(metrics) });
+          emit({ type: 'checkpoint', step, path: lastCheckpoint });
+          await store.appendMetrics([{ runId, step, name: 'time/checkpoint_s', value: (performance.now() - t1) / 1000 }]);
+        } else {
+          metrics['time/step_s'] = (performance.now() - t0) / 1000;
+          await record(step, metrics);
+        }
+        emit({ type: 'step', step, steps: settings.steps, metrics, episodes, wallSeconds: wall() });
+      }
+    } finally {
+      trainer.dispose();
+      if (reference) tree.dispose(reference.params);
+    }
+    return {
+      runId,
+      runDir,
+      steps: settings.steps,
+      episodes,
+      wallSeconds: wall(),
+      maxTurns,
+      maxTokens,
+      warmStart: warm,
+      lastEval,
+      policy,
+      assets,
+      lastCheckpoint,
+    };
+  } catch (error) {
+    await policy.close();
+    throw error;
+  }
+}
+
+/** The first `count` trajectories of a step (its first groups), stored for inspection. */
+async function saveSome(store: Store, trajectories: readonly Trajectory[], count: number): Promise<void> {
+  if (count === 0 || trajectories.length === 0) return;
+  await store.saveTrajectories(trajectories.slice(0, count));
+}

@@ -1,0 +1,76 @@
+/** A toy env and tiny settings for trainer tests: one decision, pick the number the observation names. */
+import { z } from 'zod';
+import { Rng } from '../../src/core/random.ts';
+import type { ToolSpec } from '../../src/core/messages.ts';
+import type { Action, Env, EnvSpec } from '../../src/envs/env.ts';
+import type { TrainConfig } from '../../src/train/train-config.ts';
+
+const PICK: ToolSpec = {
+  name: 'pick',
+  description: 'Pick a number.',
+  parameters: { type: 'object', properties: { n: { type: 'integer', minimum: 1, maximum: 3 } }, required: ['n'], additionalProperties: false },
+};
+const TOOLS = [PICK];
+
+class PickEnv implements Env {
+  readonly kind = 'outcome' as const;
+  readonly invalidAction = { mode: 'end' as const, penalty: -1, maxRetries: 0 };
+  readonly maxTurns = 1;
+  private target = 1;
+  private done = true;
+
+  reset(seed: number) {
+    this.target = 1 + new Rng(seed).int(3);
+    this.done = false;
+    return { observation: `Target ${this.target}.`, tools: TOOLS };
+  }
+
+  validate(action: Action): string | null {
+    if (this.done) return 'the episode is over';
+    if (action.name !== 'pick') return `unknown tool ${action.name}`;
+    const n = action.arguments.n;
+    return n === 1 || n === 2 || n === 3 ? null : 'n must be 1, 2 or 3';
+  }
+
+  step(action: Action) {
+    this.done = true;
+    const hit = action.arguments.n === this.target;
+    return { observation: hit ? 'Right.' : 'Wrong.', reward: hit ? 1 : 0, rewardParts: { outcome: hit ? 1 : 0 }, done: true, truncated: false, info: { outcome: hit ? 'win' : 'loss' } };
+  }
+
+  legalActions(): Action[] {
+    return this.done ? [] : [1, 2, 3].map((n) => ({ name: 'pick', arguments: { n } }));
+  }
+
+  state() {
+    return { target: this.target };
+  }
+}
+
+export const pickSpec: EnvSpec<Record<string, never>> = {
+  name: 'pick',
+  description: 'pick the number the observation names',
+  kind: 'outcome',
+  options: z.strictObject({}),
+  create: () => new PickEnv(),
+  instructions: () => 'Pick the target number.',
+};
+
+/** A tiny model and budgets small enough for a unit test (threads 1). */
+export function tinyTrainConfig(extra: TrainConfig = {}): TrainConfig {
+  return {
+    steps: 3,
+    batchSeeds: 4,
+    groupSize: 4,
+    evalEvery: 100,
+    evalEpisodes: 8,
+    finalEvalEpisodes: 8,
+    checkpointEvery: 2,
+    threads: 1,
+    model: { hiddenSize: 32, intermediateSize: 64, numLayers: 1, numHeads: 2, numKvHeads: 1, headDim: 16, corpusEpisodes: 30 },
+    warmStart: { maxSteps: 4, batchSize: 8, demoEpisodes: 30, checkEvery: 2, checkEpisodes: 4 },
+    update: { rows: 8, rowLength: 64 },
+    rollout: { concurrency: 64, maxBatchRows: 64 },
+    ...extra,
+  };
+}

@@ -1,0 +1,150 @@
+/**
+ * The training loop end to end on a toy env with a tiny model (threads 1): default model, warm
+ * start, RL steps with metrics in the store, checkpoints (weights, optimizer state, trainer state),
+ * the final evaluation and the report files; and resuming from a checkpoint replays exactly what
+ * the uninterrupted run did.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { newId, nowIso } from '../../src/core/ids.ts';
+import type { MetricPoint } from '../../src/core/trajectory.ts';
+import { initEngine } from '../../src/model/engine.ts';
+import { writeTrainReport } from '../../src/report/train-report.ts';
+import { openStore } from '../../src/store/open.ts';
+import type { Store } from '../../src/store/store.ts';
+import { loadModelFolder, loadTrainCheckpoint } from '../../src/train/checkpoint-io.ts';
+import { parseTrainConfig, type TrainSettings } from '../../src/train/train-config.ts';
+import { trainRun, type TrainOutcome } from '../../src/train/trainer.ts';
+import { finalEvaluation } from '../../src/train/trainer-final.ts';
+import { isTimingMetric } from '../../src/train/trainer-metrics.ts';
+import { parseTrainerState } from '../../src/train/trainer-state.ts';
+import { pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
+
+const settings: TrainSettings = parseTrainConfig(
+  tinyTrainConfig({
+    steps: 3,
+    checkpointEvery: 2,
+    evalEvery: 2,
+    warmStart: { maxSteps: 40, batchSize: 16, demoEpisodes: 60, checkEvery: 20, checkEpisodes: 16, optimizer: { lr: 2e-2, warmupSteps: 5 } },
+    optimizer: { lr: 5e-3 },
+  }),
+);
+
+let dir: string;
+let store: Store;
+let runA: string;
+let outcome: TrainOutcome;
+
+async function newRun(s: Store): Promise<string> {
+  const id = newId('run');
+  await s.createRun({ id, kind: 'train', env: 'pick', envOptions: {}, policy: 'default-model', config: {}, status: 'running', createdAt: nowIso(), finishedAt: null, summary: null });
+  return id;
+}
+
+function byStep(points: readonly MetricPoint[], step: number): Record<string, number> {
+  return Object.fromEntries(points.filter((p) => p.step === step && !isTimingMetric(p.name)).map((p) => [p.name, p.value]));
+}
+
+before(async () => {
+  await initEngine({ threads: 1 });
+  dir = mkdtempSync(join(tmpdir(), 'spindle-train-'));
+  store = await openStore(join(dir, 'spindle.db'));
+  runA = await newRun(store);
+  outcome = await trainRun({ spec: pickSpec, options: {}, settings, store, runId: runA, resume: null });
+});
+
+after(async () => {
+  await outcome?.policy.close();
+  await store?.close();
+});
+
+test('the loop runs end to end: metrics per step, checkpoints, warm start folder', async () => {
+  assert.equal(outcome.steps, 3);
+  assert.equal(outcome.episodes, 3 * settings.batchSeeds * settings.groupSize);
+  const metrics = await store.getMetrics(runA);
+  for (const step of [1, 2, 3]) {
+    const m = byStep(metrics, step);
+    for (const name of ['reward/mean', 'reward/outcome', 'advantage/std', 'groups/zero_variance', 'actions/invalid_rate', 'episodes/truncation_rate', 'episodes/length', 'tokens/completion']) {
+      assert.ok(name in m, `step ${step} logs ${name}`);
+    }
+    assert.ok(metrics.some((p) => p.step === step && p.name === 'time/rollout_s'));
+    assert.ok(metrics.some((p) => p.step === step && p.name === 'throughput/rollout_tokens_per_s'));
+  }
+  // Some step trained (groups with different rewards), and its loss metrics were logged.
+  const trained = [1, 2, 3].map((s) => byStep(metrics, s)).filter((m) => (m['train/updates'] ?? 0) > 0);
+  assert.ok(trained.length > 0, 'at least one step had groups to learn from');
+  for (const name of ['kl/policy', 'clip/frac', 'train/entropy', 'train/grad_norm']) assert.ok(name in trained[0], `logs ${name}`);
+  // Evaluations after the warm start (step 0), every 2 steps and at the end.
+  assert.deepEqual(metrics.filter((p) => p.name === 'eval/mean_return').map((p) => p.step), [0, 2, 3]);
+
+  const records = await store.listCheckpoints(runA);
+  assert.deepEqual(records.map((r) => [r.step, r.path, r.policyVersion]), [
+    [0, 'checkpoints/step-000000', 0],
+    [2, 'checkpoints/step-000002', 2],
+    [3, 'checkpoints/step-000003', 3],
+  ]);
+  const runDir = store.runDir(runA);
+  const last = loadTrainCheckpoint(join(runDir, 'checkpoints/step-000003'), parseTrainerState);
+  assert.equal(last.state.step, 3);
+  assert.equal(last.state.rng.nextStep, 4);
+  assert.equal(last.optimizer?.step, Number(byStep(metrics, 1)['train/updates'] ?? 0) + Number(byStep(metrics, 2)['train/updates'] ?? 0) + Number(byStep(metrics, 3)['train/updates'] ?? 0));
+  assert.ok(loadTrainCheckpoint(join(runDir, 'checkpoints/step-000000'), parseTrainerState).optimizer === null);
+  assert.ok(loadModelFolder(join(runDir, 'warm-start')).params['model.embed_tokens.weight']);
+});
+
+test('the final evaluation and the report files', async () => {
+  const final = await finalEvaluation({
+    spec: pickSpec,
+    options: {},
+    settings,
+    trained: outcome.policy,
+    runDir: outcome.runDir,
+    warmStartPath: outcome.warmStart!.path,
+    maxTurns: outcome.maxTurns,
+    maxTokens: outcome.maxTokens,
+  });
+  assert.deepEqual(final.report.policies.map((p) => p.policy), [outcome.policy.name, 'warm-start', 'random', 'oracle'].filter((n) => n !== 'oracle' || final.report.policies.some((p) => p.policy === 'oracle')));
+  assert.ok('random' in final.baselines && 'warm-start' in final.baselines);
+  const files = writeTrainReport(outcome.runDir, {
+    runId: runA,
+    env: 'pick',
+    envOptions: {},
+    config: settings as unknown as Record<string, unknown>,
+    steps: outcome.steps,
+    episodes: outcome.episodes,
+    wallSeconds: outcome.wallSeconds,
+    metrics: await store.getMetrics(runA),
+    warmStart: outcome.warmStart,
+    finalEval: final.report,
+    trainedPolicy: outcome.policy.name,
+    finalEvalSeconds: 1,
+  });
+  assert.ok(existsSync(files.curve) && existsSync(files.report));
+  assert.match(readFileSync(files.curve, 'utf8'), /^<svg [\s\S]*greedy return, held-out seeds[\s\S]*random \(/);
+  const md = readFileSync(files.report, 'utf8');
+  assert.match(md, /## Final evaluation/);
+  assert.match(md, /\| warm-start \|/);
+  assert.match(md, /## Where the time went/);
+});
+
+test('a run resumed from a checkpoint logs the same metrics and weights as the uninterrupted run', async () => {
+  const other = await openStore(join(dir, 'resumed.db'));
+  try {
+    const runB = await newRun(other);
+    const checkpoint = loadTrainCheckpoint(join(store.runDir(runA), 'checkpoints/step-000002'), parseTrainerState);
+    const resumed = await trainRun({ spec: pickSpec, options: {}, settings, store: other, runId: runB, resume: checkpoint });
+    await resumed.policy.close();
+    const a = byStep(await store.getMetrics(runA), 3);
+    const b = byStep(await other.getMetrics(runB), 3);
+    assert.ok(a['train/updates'] > 0, 'step 3 trained, so the comparison covers the optimizer too');
+    assert.deepEqual(b, a);
+    const wa = loadModelFolder(join(store.runDir(runA), 'checkpoints/step-000003')).params;
+    const wb = loadModelFolder(join(other.runDir(runB), 'checkpoints/step-000003')).params;
+    for (const name of Object.keys(wa)) assert.deepEqual(wb[name].data, wa[name].data, name);
+  } finally {
+    await other.close();
+  }
+});

@@ -1,0 +1,107 @@
+/**
+ * The warm start on a toy env: the demonstrations are rendered exactly as the policy renders its
+ * prompts, and a small supervised budget takes a tiny random model from answering nothing legal to
+ * answering in the tool-call format (the sampled invalid rate falls).
+ */
+import assert from 'node:assert/strict';
+import { before, test } from 'node:test';
+import { initEngine, tree } from '../../src/model/engine.ts';
+import { toParams } from '../../src/model/params.ts';
+import { createDefaultModel } from '../../src/train/default-model.ts';
+import { LayoutShapes } from '../../src/train/rl-batch.ts';
+import { parseTrainConfig } from '../../src/train/train-config.ts';
+import { trainerPolicy } from '../../src/train/trainer-policy.ts';
+import { demoSeeds } from '../../src/train/trainer-seeds.ts';
+import { warmStart } from '../../src/train/warm-start.ts';
+import { assistantCompletionText, packEpisode, warmStartDemonstrations } from '../../src/train/warm-start-demos.ts';
+import { pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
+
+before(async () => {
+  await initEngine({ threads: 1 });
+});
+
+const settings = parseTrainConfig(
+  tinyTrainConfig({ warmStart: { maxSteps: 60, batchSize: 16, demoEpisodes: 60, checkEvery: 20, checkEpisodes: 24, optimizer: { lr: 1e-2, warmupSteps: 5 } } }),
+);
+
+async function tinyModel() {
+  return createDefaultModel({ spec: pickSpec, options: {}, seed: 1, corpusEpisodes: 30, shape: settings.model });
+}
+
+test('demonstrations: the policy prompt plus the answer as the template renders it, through end of turn', async () => {
+  const { assets } = await tinyModel();
+  const promptIds = (messages: Parameters<typeof assets.chatTemplate.render>[0], tools: Parameters<typeof assets.chatTemplate.render>[1]['tools']) =>
+    assets.tokenizer.encode(assets.chatTemplate.render(messages, { tools, addGenerationPrompt: true }));
+  const demos = await warmStartDemonstrations({ spec: pickSpec, options: {}, assets, promptIds, seeds: demoSeeds(0, 5), maxTurns: 1 });
+  assert.equal(demos.episodes, 5);
+  assert.equal(demos.calls, 5);
+  const first = demos.samples[0];
+  const text = assets.tokenizer.decode(first.tokens.filter((_, i) => first.lossMask[i] === 1));
+  assert.match(text, /^<tool_call>\n\{"name": "pick", "arguments": \{"n": [123]\}\}\n<\/tool_call><\|im_end\|>$/);
+  assert.equal(first.tokens.at(-1), assets.stopTokenIds[0]);
+  // The prompt part is the generation prompt of the system + observation messages.
+  const prompt = assets.tokenizer.decode(first.tokens.filter((_, i) => first.lossMask[i] === 0));
+  assert.match(prompt, /Pick the target number\.[\s\S]*Target [123]\.<\|im_end\|>\n<\|im_start\|>assistant\n$/);
+  assert.throws(
+    () => assistantCompletionText({ ...assets, stopTokenIds: [] }, [{ role: 'user', content: 'x' }], [], { role: 'assistant', content: 'y' }),
+    /no end-of-turn token/,
+  );
+});
+
+test('an episode packs into one sequence when its calls are prefix-stable, else one per call', () => {
+  const calls = [
+    { promptIds: [1, 2, 3], completionIds: [4, 5] },
+    { promptIds: [1, 2, 3, 4, 5, 6], completionIds: [7] },
+  ];
+  assert.deepEqual(packEpisode(calls), [{ tokens: [1, 2, 3, 4, 5, 6, 7], lossMask: [0, 0, 0, 1, 1, 0, 1] }]);
+  const unstable = [calls[0], { promptIds: [1, 2, 9, 4, 5, 6], completionIds: [7] }];
+  assert.equal(packEpisode(unstable).length, 2);
+});
+
+test('a small supervised budget teaches a tiny model the answer format (invalid rate falls)', async () => {
+  const model = await tinyModel();
+  const params = toParams(model.params);
+  const policy = trainerPolicy(model.assets, params, { name: 'tiny', modelId: 'tiny', version: 0, maxBatchRows: 64 });
+  tree.dispose(params);
+  const checks: number[] = [];
+  try {
+    const result = await warmStart({
+      spec: pickSpec,
+      options: {},
+      assets: model.assets,
+      params: toParams(model.params),
+      policy,
+      settings: { ...settings.warmStart, maxSteps: 0 },
+      runSeed: 0,
+      maxTurns: 1,
+      maxTokens: null,
+      temperature: 1,
+      concurrency: 64,
+      shapes: new LayoutShapes({ rows: settings.update.rows, length: settings.update.rowLength }),
+    });
+    checks.push(result.checks[0].invalidRate);
+    tree.dispose(result.params);
+    const trained = await warmStart({
+      spec: pickSpec,
+      options: {},
+      assets: model.assets,
+      params: toParams(model.params),
+      policy,
+      settings: settings.warmStart,
+      runSeed: 0,
+      maxTurns: 1,
+      maxTokens: null,
+      temperature: 1,
+      concurrency: 64,
+      shapes: new LayoutShapes({ rows: settings.update.rows, length: settings.update.rowLength }),
+    });
+    tree.dispose(trained.params);
+    checks.push(...trained.checks.map((c) => c.invalidRate));
+    assert.equal(trained.maxTokens, trained.demos.maxCompletionTokens + 16);
+    assert.ok(trained.losses[0].loss > 2 * trained.losses.at(-1)!.loss, `loss ${trained.losses[0].loss} -> ${trained.losses.at(-1)!.loss}`);
+  } finally {
+    await policy.close();
+  }
+  assert.equal(checks[0], 1, 'the random model answers nothing legal');
+  assert.ok(checks.at(-1)! <= 0.25, `invalid rates along the warm start: ${checks.join(', ')}`);
+});
