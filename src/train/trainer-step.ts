@@ -22,7 +22,8 @@ import { rlTensors } from './rl-batch-forward.ts';
 import { buildSamples } from './samples.ts';
 import type { TrainingSample } from './samples-types.ts';
 import type { TrainSettings } from './train-config.ts';
-import { referenceLogprobs, type RlStepInputs } from './trainer-loss.ts';
+import type { referenceLogprobs} from './trainer-loss.ts';
+import { type RlStepInputs } from './trainer-loss.ts';
 import { rolloutMetrics, updateMetrics } from './trainer-metrics.ts';
 import { stepSeeds } from './trainer-seeds.ts';
 

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
+import type { Message, ToolSpec } from '../../src/core/messages.ts';
 import { initEngine, tree } from '../../src/model/engine.ts';
 import { toParams } from '../../src/model/params.ts';
 import { createDefaultModel } from '../../src/train/default-model.ts';
@@ -30,8 +31,7 @@ async function tinyModel() {
 
 test('demonstrations: the policy prompt plus the answer as the template renders it, through end of turn', async () => {
   const { assets } = await tinyModel();
-  const promptIds = (messages: Parameters<typeof assets.chatTemplate.render>[0], tools: Parameters<typeof assets.chatTemplate.render>[1]['tools']) =>
-    assets.tokenizer.encode(assets.chatTemplate.render(messages, { tools, addGenerationPrompt: true }));
+  const promptIds = (messages: Message[], tools: ToolSpec[]) => assets.tokenizer.encode(assets.chatTemplate.render(messages, { tools, addGenerationPrompt: true }));
   const demos = await warmStartDemonstrations({ spec: pickSpec, options: {}, assets, promptIds, seeds: demoSeeds(0, 5), maxTurns: 1 });
   assert.equal(demos.episodes, 5);
   assert.equal(demos.calls, 5);

@@ -1,0 +1,99 @@
+/**
+ * Training checkpoints: a model folder `model:DIR` loads, plus the optimizer's moments and the
+ * trainer state, written atomically; everything reads back exactly, and broken files are refused
+ * with a message naming them.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { before, test } from 'node:test';
+import { initEngine } from '../../src/model/engine.ts';
+import { loadEmbeddedPolicy } from '../../src/policy/embedded-load.ts';
+import type { AdamWState } from '../../src/train/adamw.ts';
+import { checkpointPath, loadModelFolder, loadTrainCheckpoint, saveTrainCheckpoint, TRAINER_STATE_FILE } from '../../src/train/checkpoint-io.ts';
+import { createDefaultModel, paddedVocab } from '../../src/train/default-model.ts';
+import { parseTrainConfig } from '../../src/train/train-config.ts';
+import { parseTrainerState, TRAINER_STATE_FORMAT, type TrainerState } from '../../src/train/trainer-state.ts';
+import { pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
+
+before(async () => {
+  await initEngine({ threads: 1 });
+});
+
+const settings = parseTrainConfig(tinyTrainConfig());
+
+function state(step: number): TrainerState {
+  return {
+    format: TRAINER_STATE_FORMAT,
+    runId: 'run_test',
+    env: 'pick',
+    envOptions: {},
+    step,
+    policyVersion: step,
+    rng: { seed: 0, nextStep: step + 1 },
+    config: settings,
+    maxTurns: 1,
+    maxTokens: 30,
+    prefixLength: 40,
+    episodes: 12,
+    wallSeconds: 3.5,
+    warmStart: null,
+    metrics: { '1': { 'reward/mean': 0.25 } },
+  };
+}
+
+test('the default model: a tokenizer from the env, the default architecture sized to it, seeded weights', async () => {
+  const a = await createDefaultModel({ spec: pickSpec, options: {}, seed: 3, corpusEpisodes: 20, shape: settings.model });
+  const b = await createDefaultModel({ spec: pickSpec, options: {}, seed: 3, corpusEpisodes: 20, shape: settings.model });
+  assert.equal(a.assets.cfg.vocabSize, paddedVocab(a.assets.tokenizer.vocabSize));
+  assert.equal(a.assets.cfg.vocabSize % 32, 0);
+  assert.equal(a.assets.cfg.hiddenSize, 32);
+  assert.deepEqual(a.assets.stopTokenIds, [a.assets.tokenizer.tokenToId('<|im_end|>')]);
+  assert.deepEqual(b.params['model.norm.weight'].data, a.params['model.norm.weight'].data);
+  assert.deepEqual(b.params['model.embed_tokens.weight'].data, a.params['model.embed_tokens.weight'].data);
+  // The env's own text compresses well under its tokenizer.
+  assert.ok(a.corpus.chars / a.corpus.tokens > 2, `${a.corpus.chars / a.corpus.tokens} chars per token`);
+});
+
+test('a training checkpoint round-trips exactly and its folder loads as model:DIR', async () => {
+  const { assets, params } = await createDefaultModel({ spec: pickSpec, options: {}, seed: 1, corpusEpisodes: 20, shape: settings.model });
+  const m = Object.fromEntries(Object.entries(params).map(([k, t]) => [k, { shape: t.shape, data: t.data.map((x) => x * 0.5) }]));
+  const v = Object.fromEntries(Object.entries(params).map(([k, t]) => [k, { shape: t.shape, data: t.data.map((x) => x * x) }]));
+  const optimizer: AdamWState = { step: 7, config: settings.optimizer, m, v };
+  const runDir = mkdtempSync(join(tmpdir(), 'spindle-ckpt-'));
+  const path = saveTrainCheckpoint(runDir, 7, { assets, params, optimizer, state: state(7) });
+  assert.equal(path, checkpointPath(7));
+  assert.equal(path, 'checkpoints/step-000007');
+  assert.ok(!existsSync(join(runDir, `${path}.tmp`)), 'the temporary folder is renamed away');
+  const back = loadTrainCheckpoint(join(runDir, path), parseTrainerState);
+  assert.deepEqual(back.state, state(7));
+  assert.equal(back.optimizer?.step, 7);
+  assert.deepEqual(back.optimizer?.config, settings.optimizer);
+  for (const name of Object.keys(params)) {
+    assert.deepEqual(back.params[name].data, params[name].data, name);
+    assert.deepEqual(back.optimizer?.m[name].data, m[name].data, `m ${name}`);
+    assert.deepEqual(back.optimizer?.v[name].data, v[name].data, `v ${name}`);
+  }
+  assert.equal(back.assets.cfg.vocabSize, assets.cfg.vocabSize);
+  const policy = await loadEmbeddedPolicy(join(runDir, path), { threads: 1 });
+  await policy.close();
+  // A checkpoint with no optimizer (the random init) reads back with null moments.
+  const init = saveTrainCheckpoint(runDir, 0, { assets, params, optimizer: null, state: state(0) });
+  assert.equal(loadTrainCheckpoint(join(runDir, init), parseTrainerState).optimizer, null);
+  // Saving a step again replaces it.
+  saveTrainCheckpoint(runDir, 7, { assets, params, optimizer, state: { ...state(7), episodes: 99 } });
+  assert.equal(loadTrainCheckpoint(join(runDir, path), parseTrainerState).state.episodes, 99);
+  assert.ok(loadModelFolder(join(runDir, path)).params['model.norm.weight']);
+});
+
+test('a folder without trainer state, or with a bad one, is refused naming the file and field', async () => {
+  const { assets, params } = await createDefaultModel({ spec: pickSpec, options: {}, seed: 1, corpusEpisodes: 20, shape: settings.model });
+  const runDir = mkdtempSync(join(tmpdir(), 'spindle-ckpt-'));
+  const path = join(runDir, saveTrainCheckpoint(runDir, 2, { assets, params, optimizer: null, state: state(2) }));
+  writeFileSync(join(path, TRAINER_STATE_FILE), '{"format": "spindle-trainer-state/1", "step": -1}');
+  assert.throws(() => loadTrainCheckpoint(path, parseTrainerState), /trainer-state\.json: .*step/);
+  writeFileSync(join(path, TRAINER_STATE_FILE), 'not json');
+  assert.throws(() => loadTrainCheckpoint(path, parseTrainerState), /trainer-state\.json: not valid JSON/);
+  assert.throws(() => loadTrainCheckpoint(runDir, parseTrainerState), /no trainer-state\.json/);
+});
