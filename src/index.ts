@@ -51,3 +51,15 @@ export { headToHead, headToHeadMatrix, type HeadToHead } from './eval/head-to-he
 export { blackjackGreedyTable, type GreedyTable } from './train/greedy-table.ts';
 export { exportCheckpoint, type ExportOptions, type ExportResult } from './model/export.ts';
 export { resolveRunCheckpoint, type RunCheckpoint } from './policy/run-checkpoint.ts';
+
+export { trainRun, type TrainRunInput, type TrainOutcome, type TrainEvent } from './train/trainer.ts';
+export { trainConfigSchema, parseTrainConfig, applyFlagOverrides, type TrainConfig, type TrainSettings } from './train/train-config.ts';
+export { finalEvaluation, type FinalEval } from './train/trainer-final.ts';
+export { createDefaultModel, type ModelAssets, type DefaultModel } from './train/default-model.ts';
+export { buildTokenizerCorpus, type CorpusOptions } from './train/tokenizer-corpus.ts';
+export { warmStart, type WarmStartResult } from './train/warm-start.ts';
+export { saveModelFolder, loadModelFolder, saveTrainCheckpoint, loadTrainCheckpoint } from './train/checkpoint-io.ts';
+export { parseTrainerState, type TrainerState } from './train/trainer-state.ts';
+export { buildRlLayouts, LayoutShapes, type RlLayout } from './train/rl-batch.ts';
+export { learningCurveSvg, type CurveInput } from './report/learning-curve.ts';
+export { writeTrainReport, type TrainReportInput } from './report/train-report.ts';
