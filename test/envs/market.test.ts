@@ -7,8 +7,6 @@ import { marketOptionsSchema, type MarketOptions } from '../../src/envs/market/o
 import { expectedMove, moveVariance, nextPrice, type MarketPath } from '../../src/envs/market/prices.ts';
 import { marketSpec } from '../../src/envs/market/spec.ts';
 import { expectedTickReward } from '../../src/envs/market/tick-reward.ts';
-import { envResetSchema, envStepSchema } from '../../src/core/schemas.ts';
-import { checkEnvSpec } from '../../src/envs/registry.ts';
 
 const opts = (raw: Record<string, unknown> = {}): MarketOptions => marketOptionsSchema.parse(raw);
 const buy = (asset: string, quantity: number): Action => ({ name: 'buy', arguments: { asset, quantity } });
@@ -215,24 +213,5 @@ describe('market env', () => {
     const config = marketSpec.rewards!(opts({ formatWeight: 0.5, pnlWeight: 2 }));
     assert.deepEqual(config.fns.map((f) => f.name), ['format', 'reasoning']);
     assert.deepEqual(config.weights, { pnl: 2, risk: 1, format: 0.5, reasoning: 0.2 });
-  });
-});
-
-describe('market contract', () => {
-  it('passes the registry check and random play yields valid resets and steps', () => {
-    checkEnvSpec(marketSpec, 'market');
-    for (let seed = 0; seed < 20; seed++) {
-      const env = marketSpec.create(marketSpec.options.parse({}));
-      assert.equal(envResetSchema.safeParse(env.reset(seed)).success, true);
-      const pick = new Rng(seed, 9);
-      let done = false;
-      while (!done) {
-        const legal = env.legalActions();
-        assert.ok(legal.length > 0);
-        const s = env.step(legal[pick.int(legal.length)]) as EnvStep;
-        assert.equal(envStepSchema.safeParse(s).success, true);
-        done = s.done;
-      }
-    }
   });
 });

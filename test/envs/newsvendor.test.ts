@@ -7,8 +7,6 @@ import { newsvendorOptionsSchema, type NewsvendorOptions } from '../../src/envs/
 import { criticalFractile, criticalRatio, expectedProfits, profit } from '../../src/envs/newsvendor/profit.ts';
 import { newsvendorSpec } from '../../src/envs/newsvendor/spec.ts';
 import type { EnvStep } from '../../src/envs/env.ts';
-import { envResetSchema, envStepSchema } from '../../src/core/schemas.ts';
-import { checkEnvSpec } from '../../src/envs/registry.ts';
 
 const opts = (raw: Record<string, unknown> = {}): NewsvendorOptions => newsvendorOptionsSchema.parse(raw);
 const order = (quantity: number) => ({ name: 'order', arguments: { quantity } });
@@ -203,24 +201,5 @@ describe('newsvendor env', () => {
     }
     assert.ok(Math.abs(sum / n - exact) < 0.03 * exact, `${sum / n} vs ${exact}`);
     assert.throws(() => newsvendorSpec.exact!.optimalReturn!(opts({ priceRange: [500, 1000], costRange: [100, 499], salvageRange: [0, 99], maxOrder: 200 })), /narrow the ranges/);
-  });
-});
-
-describe('newsvendor contract', () => {
-  it('passes the registry check and random play yields valid resets and steps', () => {
-    checkEnvSpec(newsvendorSpec, 'newsvendor');
-    for (let seed = 0; seed < 20; seed++) {
-      const env = newsvendorSpec.create(newsvendorSpec.options.parse({}));
-      assert.equal(envResetSchema.safeParse(env.reset(seed)).success, true);
-      const pick = new Rng(seed, 9);
-      let done = false;
-      while (!done) {
-        const legal = env.legalActions();
-        assert.ok(legal.length > 0);
-        const s = env.step(legal[pick.int(legal.length)]) as EnvStep;
-        assert.equal(envStepSchema.safeParse(s).success, true);
-        done = s.done;
-      }
-    }
   });
 });
