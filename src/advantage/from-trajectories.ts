@@ -1,5 +1,6 @@
 /** From recorded trajectories (src/core/trajectory.ts) to the estimators' plain input. */
 import type { Trajectory } from '../core/trajectory.ts';
+import { isGroupUnscored } from '../rewards/group-reward.ts';
 import type { ScoredGroup } from './types.ts';
 
 /**
@@ -7,12 +8,15 @@ import type { ScoredGroup } from './types.ts';
  * groups in order of first appearance, samples in `sample` order. Turn rewards are the turns'
  * rewards; any part of the trajectory's reward not earned by a turn (a judge or rubric that
  * scores the whole episode) is added to the last turn, when the episode ends and it is known,
- * so Σ turnRewards = reward. Which trajectories to train on (e.g. not `failed` ones) is the
- * caller's choice.
+ * so Σ turnRewards = reward. Trajectories of a group that a group reward part left unscored
+ * (isGroupUnscored) are left out: no score is invented for them. Which other trajectories to train
+ * on (e.g. not `failed` ones) is the caller's choice.
  */
 export function scoredGroupsFromTrajectories(trajectories: readonly Trajectory[]): ScoredGroup[] {
   const byGroup = new Map<string, Trajectory[]>();
   for (const t of trajectories) {
+    // A group reward part (an LLM judge) could not score its group: its reward is incomplete.
+    if (isGroupUnscored(t)) continue;
     const key = t.groupId ?? t.id;
     const members = byGroup.get(key);
     if (members) members.push(t);

@@ -1,6 +1,7 @@
 /** The human-readable form of an evaluation: one row per policy, greedy-table notes, the head-to-head matrix. */
 import { fmt, pct, table } from './output.ts';
 import type { EvalReport, PolicyEval } from '../eval/evaluate.ts';
+import { formatCalibration } from './calibration-report.ts';
 
 function exactCell(p: PolicyEval): string {
   if (p.exactReturn === null) return 'n/a';
@@ -42,6 +43,7 @@ export function formatEvalReport(report: EvalReport): string[] {
     for (const e of extra) lines.push(`    ${e}`);
   }
   for (const note of report.notes) lines.push(`  (${note})`);
+  lines.push(...formatCalibration(report.policies));
   if (report.policies.length > 1) {
     lines.push('');
     lines.push('head-to-head (row vs column: share of seeds where the row scored higher, ties count half)');

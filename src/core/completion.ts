@@ -11,6 +11,11 @@ export interface Completion {
   completionTokenIds: number[] | null;
   /** Per completion token: logprob under the sampling distribution (after temperature, top-p, top-k). */
   logprobs: number[] | null;
+  /**
+   * The server's per-token logprobs when they cannot be aligned with `completionTokenIds` (a
+   * re-tokenisation of a different length); `logprobs` is null then.
+   */
+  unalignedLogprobs?: number[];
   /** Per completion token: logprob under the untempered model, when the backend computes it. */
   modelLogprobs?: number[] | null;
   /** True when the ids are what the sampler produced; false when they are a re-tokenisation of the text. */

@@ -45,6 +45,38 @@ export interface OracleAdvice {
   forecasts?: Record<string, number>;
 }
 
+/**
+ * A report question: beside its action, the agent may be asked for a forecast that is scored with a
+ * proper scoring rule (src/rewards/forecast-*.ts). The agent answers in the same action tool call,
+ * as an extra argument named `name` (one call per decision: the parser checks and records it whole).
+ * - `probability`: a number in [0, 1]; the outcome is 0 or 1.
+ * - `quantile`: the `level`-quantile of a quantity that falls in `range`; the outcome is its value.
+ * - `choice`: a probability per option (an object option → p summing to 1); the outcome is one option.
+ * The oracle's target is `oracle().forecasts[name]`, for a choice `forecasts[`${name}_${option}`]`.
+ */
+export type ReportQuestion =
+  | { name: string; kind: 'probability'; text: string }
+  | { name: string; kind: 'quantile'; level: number; range: [number, number]; text: string }
+  | { name: string; kind: 'choice'; options: string[]; text: string };
+
+/** An answer or target: a number (probability, quantile), or a probability per option (choice). */
+export type ReportValue = number | Record<string, number>;
+
+/** A realised outcome: 0 | 1 (probability), the value (quantile), or the option that happened (choice). */
+export type ReportOutcome = number | string;
+
+/** The step info key under which an env with report questions records a `ReportRecord`. */
+export const REPORT_INFO_KEY = 'report';
+
+/** What a step records about the decision it resolved (in `EnvStep.info.report`). */
+export interface ReportRecord {
+  questions: ReportQuestion[];
+  /** The oracle's answer at the decision, before the step. */
+  targets: Record<string, ReportValue>;
+  /** What happened, after the step. */
+  outcomes: Record<string, ReportOutcome>;
+}
+
 /** What happens when the agent's answer is not a legal action. */
 export interface InvalidActionRule {
   /** `end`: the episode ends with `penalty`; `retry`: the agent gets an error message and tries again. */
@@ -61,6 +93,8 @@ export interface DecisionView {
   state(): Record<string, unknown>;
   oracle?(): OracleAdvice;
   actionRewards?(): ActionValue[];
+  /** The report questions asked at this decision (answered as extra arguments of the action call); none when absent. */
+  reportQuestions?(): ReportQuestion[];
 }
 
 export interface Env extends DecisionView {

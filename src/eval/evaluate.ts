@@ -9,6 +9,7 @@ import type { z } from 'zod';
 import type { Trajectory } from '../core/trajectory.ts';
 import type { episodeSettingsSchema } from '../agent/episode-settings.ts';
 import { exactValues } from './exact-values.ts';
+import { CalibrationTally, type QuestionCalibration } from './calibration.ts';
 import type { EnvSpec } from '../envs/env.ts';
 import type { BlackjackOptions } from '../envs/blackjack/options.ts';
 import { blackjackSpec } from '../envs/blackjack/spec.ts';
@@ -67,6 +68,8 @@ export interface PolicyEval {
   exactSource: 'distribution' | 'greedy-table' | null;
   /** For an LLM policy on Blackjack. */
   greedyTable: GreedyTableReport | null;
+  /** Calibration of the policy's report answers, per question; absent when the env asked none. */
+  calibration?: QuestionCalibration[];
   notes: string[];
 }
 
@@ -87,13 +90,17 @@ export interface EvalReport {
 }
 
 /** One policy's episodes: its summary and its return on each seed (NaN where the episode failed). */
-async function playPolicy(request: EvalRequest, policy: Policy): Promise<{ summary: RolloutSummary; returns: Float64Array }> {
+async function playPolicy(
+  request: EvalRequest,
+  policy: Policy,
+): Promise<{ summary: RolloutSummary; returns: Float64Array; calibration: QuestionCalibration[] }> {
   const { seeds } = request;
   const index = new Map(seeds.map((seed, i) => [seed, i]));
   const returns = new Float64Array(seeds.length).fill(NaN);
   let done = 0;
   let scored = 0;
   let sum = 0;
+  const calibration = new CalibrationTally();
   request.onPolicyStart?.(policy.name, seeds.length);
   const result = await runRollouts({
     spec: request.spec,
@@ -108,6 +115,7 @@ async function playPolicy(request: EvalRequest, policy: Policy): Promise<{ summa
       if (event.type !== 'episode_finished') return;
       const t = event.trajectory;
       done++;
+      calibration.add(t);
       if (t.status !== 'failed') {
         returns[index.get(t.seed)!] = t.reward;
         scored++;
@@ -118,7 +126,7 @@ async function playPolicy(request: EvalRequest, policy: Policy): Promise<{ summa
     onTrajectory: request.onTrajectory,
   });
   request.onPolicyEnd?.(policy.name);
-  return { summary: result.summary, returns };
+  return { summary: result.summary, returns, calibration: calibration.report() };
 }
 
 /** The greedy table of an LLM policy on Blackjack, compared with its sampled episodes. */
@@ -129,7 +137,7 @@ async function greedyTableReport(request: EvalRequest, policy: Policy, summary: 
 }
 
 async function evaluatePolicy(request: EvalRequest, policy: Policy): Promise<{ result: PolicyEval; returns: Float64Array }> {
-  const { summary, returns } = await playPolicy(request, policy);
+  const { summary, returns, calibration } = await playPolicy(request, policy);
   const exact = exactValues(request.spec, request.options, policy);
   const notes = [...exact.notes];
   let greedyTable: GreedyTableReport | null = null;
@@ -165,6 +173,7 @@ async function evaluatePolicy(request: EvalRequest, policy: Policy): Promise<{ r
     exactReturn,
     exactSource: exact.exactReturn !== null ? 'distribution' : greedy ? 'greedy-table' : null,
     greedyTable,
+    ...(calibration.length > 0 ? { calibration } : {}),
     notes,
   };
   return { result, returns };

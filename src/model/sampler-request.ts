@@ -1,6 +1,18 @@
 /** What one generation request asks for, and its validation (every error names the field). */
 import { UsageError } from '../core/errors.ts';
 import type { ModelConfig } from './config.ts';
+import type { TopLogprobs } from './sampler-top.ts';
+
+/** One token of one sample, reported as soon as it is drawn (for streaming). */
+export type SampledToken = {
+  id: number;
+  /** log q under the sampling distribution. */
+  logprob: number;
+  /** log p under the untempered model. */
+  modelLogprob: number;
+  /** The `topLogprobs` most likely tokens under p; null when none were asked. */
+  top: TopLogprobs | null;
+};
 
 export type SampleRequest = {
   promptIds: number[];
@@ -18,9 +30,16 @@ export type SampleRequest = {
   stopTokenIds?: number[];
   /** Same seed, same samples. */
   seed?: number;
+  /** onToken also reports this many most likely tokens (under the untempered model) per token (default 0). */
+  topLogprobs?: number;
+  /** Called with each sample's tokens as they are drawn; a callback that throws ends that sample. */
+  onToken?: (sample: number, token: SampledToken) => void;
+  /** Aborting ends the request's samples at the next decode step (the rest of the batch goes on). */
+  signal?: AbortSignal;
 };
 
-export type CheckedSampleRequest = Required<Omit<SampleRequest, 'seed'>> & { seed: number | undefined };
+type Hooks = 'seed' | 'onToken' | 'signal';
+export type CheckedSampleRequest = Required<Omit<SampleRequest, Hooks>> & Pick<SampleRequest, Hooks>;
 
 function fail(label: string, message: string): never {
   throw new UsageError(`${label}.${message}`);
@@ -58,6 +77,11 @@ export function validateSampleRequest(request: SampleRequest, cfg: ModelConfig, 
   if (r.seed !== undefined && !(Number.isSafeInteger(r.seed) && (r.seed as number) >= 0)) {
     fail(label, `seed must be a non-negative integer, got ${String(r.seed)}`);
   }
+  const topLogprobs = r.topLogprobs ?? 0;
+  if (!Number.isInteger(topLogprobs) || (topLogprobs as number) < 0 || (topLogprobs as number) > vocab) {
+    fail(label, `topLogprobs must be an integer in [0, ${vocab}], got ${String(r.topLogprobs)}`);
+  }
+  if (r.onToken !== undefined && typeof r.onToken !== 'function') fail(label, 'onToken must be a function');
   return {
     promptIds: r.promptIds,
     n: n as number,
@@ -68,5 +92,8 @@ export function validateSampleRequest(request: SampleRequest, cfg: ModelConfig, 
     stop: stop as string[],
     stopTokenIds,
     seed: r.seed as number | undefined,
+    topLogprobs: topLogprobs as number,
+    onToken: request.onToken,
+    signal: request.signal,
   };
 }

@@ -1,10 +1,10 @@
 /**
  * When a sampled row ends: a stop token id (kept as the last sampled id: it was sampled, and the
  * trainer trains on it), a stop string in the decoded text (the text is cut before it, as OpenAI's
- * `stop` does; the ids keep every sampled token), or the token budget.
+ * `stop` does; the ids keep every sampled token), the token budget, or a cancellation.
  */
 
-export type StopReason = { type: 'token'; tokenId: number } | { type: 'string'; stop: string } | { type: 'length' };
+export type StopReason = { type: 'token'; tokenId: number } | { type: 'string'; stop: string } | { type: 'length' } | { type: 'cancelled' };
 
 export type StopRules = {
   stopTokenIds: ReadonlySet<number>;
@@ -26,6 +26,13 @@ export class StopState {
   ) {
     if (rules.stop.length > 0 && !decode) throw new Error('sampler: stop strings need a decode function (a tokenizer)');
     if (rules.stop.some((s) => s.length === 0)) throw new Error('sampler: stop strings must not be empty');
+  }
+
+  /** Ends the row early (its caller went away or its token callback failed), keeping what was sampled. */
+  cancel(ids: number[]): void {
+    if (this.reason) return;
+    this.reason = { type: 'cancelled' };
+    if (this.decode) this.text = this.decode(ids);
   }
 
   /** Call after each sampled token with all ids so far; returns true when the row is done. */

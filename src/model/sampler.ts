@@ -8,6 +8,8 @@
  *
  * For every sampled token it reports log q (the sampling distribution, after temperature / top-k /
  * top-p) and log p (the untempered model), the latter equal to the training forward's logprob.
+ * Each token can also be reported the moment it is drawn (`onToken`, for streaming), and a request
+ * whose `signal` aborts has its rows ended at the next step while the rest of the batch goes on.
  */
 import { Rng } from '../core/random.ts';
 import type { ModelConfig } from './config.ts';
@@ -21,8 +23,10 @@ import { prefillPrompts, bucket, type PrefillStats } from './sampler-prefill.ts'
 import { disposeWeights, fuseWeights, refWeights, type GenerationWeights } from './sampler-weights.ts';
 import { validateSampleRequest, type CheckedSampleRequest, type SampleRequest } from './sampler-request.ts';
 import { StopState, type Decode, type StopReason } from './sampler-stop.ts';
+import { topLogprobs } from './sampler-top.ts';
 
-export type { SampleRequest } from './sampler-request.ts';
+export type { SampleRequest, SampledToken } from './sampler-request.ts';
+export type { TopLogprobs } from './sampler-top.ts';
 
 export type SampleResult = {
   /** Every sampled id, a final stop token included. */
@@ -31,6 +35,7 @@ export type SampleResult = {
   logprobs: number[];
   /** Per token: log p under the untempered model. */
   modelLogprobs: number[];
+  /** 'length' also for a cancelled sample (stopReason says which). */
   finishReason: 'stop' | 'length';
   stopReason: StopReason;
   /** Decoded text without a final stop token, cut before a stop string; null without a decoder. */
@@ -68,6 +73,10 @@ export type SamplerStats = {
 
 type Row = {
   request: number;
+  /** Its index among the request's samples. */
+  sample: number;
+  /** The validated request it samples for (its hooks and topLogprobs). */
+  checked: CheckedSampleRequest;
   /** Index of its (distinct) prompt in the prefill. */
   prompt: number;
   params: SamplingParams;
@@ -190,6 +199,8 @@ export class Sampler {
       for (let j = 0; j < r.n; j++) {
         rows.push({
           request: i,
+          sample: j,
+          checked: r,
           prompt: requestPrompt[i],
           params: { temperature: r.temperature, topK: r.topK, topP: r.topP },
           rng: new Rng(seed, j),
@@ -270,12 +281,21 @@ export class Sampler {
 
   /** Draws the next token of `row` from row `index` of `logprobs` ([rows, V]) and checks its stop rules. */
   private accept(row: Row, logprobs: Float32Array, index: number): void {
-    const draw = drawToken(logprobs, index, this.cfg.vocabSize, row.params, row.rng);
+    const vocab = this.cfg.vocabSize;
+    const draw = drawToken(logprobs, index, vocab, row.params, row.rng);
     row.ids.push(draw.token);
     row.logprobs.push(draw.logprob);
     row.modelLogprobs.push(draw.modelLogprob);
+    const { onToken, signal, topLogprobs: k } = row.checked;
+    const top = onToken && k > 0 ? topLogprobs(logprobs, index * vocab, vocab, k) : null;
     this.stats.sampledTokens++;
     row.stop.update(row.ids);
+    try {
+      onToken?.(row.sample, { id: draw.token, logprob: draw.logprob, modelLogprob: draw.modelLogprob, top });
+    } catch {
+      row.stop.cancel(row.ids); // the listener's failure ends its own sample, not the batch
+    }
+    if (signal?.aborted) row.stop.cancel(row.ids);
   }
 
   /** Frees the compiled programs, fused weights and the prefix cache it made (not the borrowed params). */
@@ -301,7 +321,7 @@ function toResult(row: Row, withText: boolean): SampleResult {
     tokenIds: row.ids,
     logprobs: row.logprobs,
     modelLogprobs: row.modelLogprobs,
-    finishReason: reason.type === 'length' ? 'length' : 'stop',
+    finishReason: reason.type === 'length' || reason.type === 'cancelled' ? 'length' : 'stop',
     stopReason: reason,
     text: withText ? row.stop.text : null,
   };

@@ -13,7 +13,7 @@ import { tree } from '../model/engine.ts';
 import type { Params } from '../model/params.ts';
 import { PrefixCache } from '../model/prefix-cache.ts';
 import { validateSampleRequest, type SampleRequest } from '../model/sampler-request.ts';
-import { Sampler, type SampleResult } from '../model/sampler.ts';
+import { Sampler, type SampledToken, type SampleResult } from '../model/sampler.ts';
 import type { Tokenizer } from '../model/tokenizer/tokenizer.ts';
 import { RequestBatcher } from './embedded-batcher.ts';
 import type { Policy, PolicyRequest } from './policy.ts';
@@ -47,7 +47,17 @@ export type EmbeddedPolicyOptions = {
   seed?: number;
 };
 
-type Job = { request: SampleRequest; promptIds: number[] };
+/** Extras for a caller that streams (e.g. `spindle serve`); Policy callers need none. */
+export type CompletionHooks = {
+  /** Called when the request's batch starts, with the weights version that will sample it. */
+  onStart?: (policyVersion: number) => void;
+  /** Each sample's tokens as they are drawn (sample = its index among the request's n). */
+  onToken?: (sample: number, token: SampledToken) => void;
+  /** Most likely tokens (under the untempered model) reported per token through onToken. */
+  topLogprobs?: number;
+};
+
+type Job = { request: SampleRequest; promptIds: number[]; onStart?: (policyVersion: number) => void };
 /** A request's samples and the weights version that produced them (read when its batch starts). */
 type JobResult = { samples: SampleResult[]; version: number };
 
@@ -81,6 +91,7 @@ export class EmbeddedPolicy implements Policy {
   private async runJobs(jobs: Job[]): Promise<JobResult[]> {
     // generate() holds the weights it starts with; the version is read at the same moment.
     const version = this.version;
+    for (const job of jobs) job.onStart?.(version);
     const results = await this.sampler.generate(jobs.map((j) => j.request));
     return results.map((samples) => ({ samples, version }));
   }
@@ -114,7 +125,7 @@ export class EmbeddedPolicy implements Policy {
     return this.promptIds(messages, tools).length;
   }
 
-  async complete(request: PolicyRequest): Promise<Completion[]> {
+  async complete(request: PolicyRequest, hooks: CompletionHooks = {}): Promise<Completion[]> {
     if (this.closed) throw new Error(`${this.name}: policy is closed`);
     request.signal?.throwIfAborted();
     const promptIds = this.promptIds(request.messages, request.tools);
@@ -131,9 +142,12 @@ export class EmbeddedPolicy implements Policy {
       stop: request.stop,
       stopTokenIds: this.model.stopTokenIds,
       seed: request.seed,
+      topLogprobs: hooks.topLogprobs,
+      onToken: hooks.onToken,
+      signal: request.signal,
     };
     validateSampleRequest(sample, this.model.cfg, this.name); // a bad request fails alone, not its batch
-    const pending = this.batcher.submit({ request: sample, promptIds });
+    const pending = this.batcher.submit({ request: sample, promptIds, onStart: hooks.onStart });
     const { samples, version } = request.signal ? await untilAborted(pending, request.signal) : await pending;
     return samples.map((r) => this.toCompletion(promptIds, r, version));
   }

@@ -1,6 +1,7 @@
 /**
  * Registers `--policy openai:MODEL` with the policy resolver: a remote OpenAI-compatible server at
- * `--base-url` (or OPENAI_BASE_URL), key from `--api-key` or OPENAI_API_KEY.
+ * `--base-url` (or OPENAI_BASE_URL), key from `--api-key` or OPENAI_API_KEY; `--tokenizer DIR` re-tokenises
+ * answers the server reports no token ids for.
  */
 import { UsageError } from '../core/errors.ts';
 import { registerPolicyResolver } from './resolve.ts';
@@ -16,9 +17,10 @@ registerPolicyResolver(
     } catch {
       throw new UsageError(`--base-url: not a URL: ${JSON.stringify(baseURL)}`);
     }
+    const tokenizer = context.tokenizer === undefined ? undefined : (await import('./openai-retokenize.ts')).loadRetokenizerAssets(context.tokenizer);
     const { OpenAIPolicy, serverContextLength } = await import('./openai.ts');
     const apiKey = context.apiKey ?? process.env.OPENAI_API_KEY;
-    return new OpenAIPolicy({ model, baseURL, apiKey, contextLength: await serverContextLength(baseURL, apiKey, model) });
+    return new OpenAIPolicy({ model, baseURL, apiKey, tokenizer, contextLength: await serverContextLength(baseURL, apiKey, model) });
   },
   'openai:MODEL (with --base-url)',
 );

@@ -1,8 +1,9 @@
 /**
  * `--policy openai:MODEL`: any OpenAI-compatible chat-completions server (vLLM, SGLang, llama.cpp,
  * Ollama, a hosted API, `spindle serve`) through the official `openai` client. Token ids are taken
- * from the response where the server reports them (vLLM's fields); otherwise they are null, the
- * completion is marked `tokenIdsExact: false` and counted. Calls are limited in number, retried with
+ * from the response where the server reports them (vLLM's fields); otherwise the completion is marked
+ * `tokenIdsExact: false` and counted, and its ids are either null or, with a `tokenizer` (`--tokenizer
+ * DIR`), a re-tokenisation of the messages and the answer (openai-retokenize.ts), counted apart. Calls are limited in number, retried with
  * backoff on 429, 5xx, connection errors and timeouts, and accounted (latency, tokens, retries).
  */
 import OpenAI from 'openai';
@@ -10,6 +11,7 @@ import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming } from 'ope
 import type { Completion, FinishReason } from '../core/completion.ts';
 import { ConcurrencyLimiter } from './openai-limiter.ts';
 import { toOpenAIMessages, toOpenAITools } from './openai-messages.ts';
+import { retokenizeCompletion, retokenizePrompt, type RetokenizerAssets } from './openai-retokenize.ts';
 import { completionTokenIdsOf, promptTokenIdsOf } from './openai-tokens.ts';
 import type { Policy, PolicyRequest } from './policy.ts';
 
@@ -31,6 +33,8 @@ export interface OpenAIPolicyOptions {
   serverTools?: boolean;
   /** The context window when known (for the episode budget); default null (unknown). */
   contextLength?: number | null;
+  /** Re-tokenises completions the server reports no ids for (the model's tokenizer and chat template). */
+  tokenizer?: RetokenizerAssets;
 }
 
 export interface OpenAIPolicyStats {
@@ -41,6 +45,12 @@ export interface OpenAIPolicyStats {
   completionTokens: number;
   /** Completions whose token ids the server did not report (ids null, tokenIdsExact false). */
   inexactCompletions: number;
+  /** Of those, completions whose ids were re-tokenised with `tokenizer` (approximate, still tokenIdsExact false). */
+  approximateCompletions: number;
+  /** Of those, completions the tokenizer's chat template could not render (ids left null). */
+  retokenizeFailures: number;
+  /** Re-tokenised completions whose id count differs from the server's logprob count (logprobs kept apart). */
+  unalignedLogprobs: number;
   /** Per successful call, milliseconds including retries. */
   latenciesMs: number[];
 }
@@ -51,7 +61,7 @@ const VLLM_EXTRAS = { return_tokens_as_token_ids: true, return_token_ids: true }
 export class OpenAIPolicy implements Policy {
   readonly name: string;
   readonly contextLength: number | null;
-  readonly stats: OpenAIPolicyStats = { calls: 0, failedCalls: 0, retries: 0, promptTokens: 0, completionTokens: 0, inexactCompletions: 0, latenciesMs: [] };
+  readonly stats: OpenAIPolicyStats = { calls: 0, failedCalls: 0, retries: 0, promptTokens: 0, completionTokens: 0, inexactCompletions: 0, approximateCompletions: 0, retokenizeFailures: 0, unalignedLogprobs: 0, latenciesMs: [] };
   private readonly client: OpenAI;
   private readonly limiter: ConcurrencyLimiter;
   private useExtras = true;
@@ -73,7 +83,7 @@ export class OpenAIPolicy implements Policy {
         this.stats.latenciesMs.push(performance.now() - start);
         this.stats.promptTokens += data.usage?.prompt_tokens ?? 0;
         this.stats.completionTokens += data.usage?.completion_tokens ?? 0;
-        return data.choices.map((choice) => this.toCompletion(data, choice, version));
+        return data.choices.map((choice) => this.withApproximateIds(request, this.toCompletion(data, choice, version)));
       } catch (error) {
         this.stats.failedCalls++;
         throw error;
@@ -125,6 +135,36 @@ export class OpenAIPolicy implements Policy {
     const after = error instanceof OpenAI.APIError ? Number(error.headers?.get('retry-after')) : NaN;
     if (Number.isFinite(after) && after >= 0) return Math.min(after * 1000, 30_000);
     return Math.min((this.options.backoffMs ?? 250) * 2 ** attempt, 8_000);
+  }
+
+  /** The tools the server was sent (and so rendered into its prompt). */
+  private sentTools(request: PolicyRequest): PolicyRequest['tools'] {
+    return this.options.serverTools ? request.tools : [];
+  }
+
+  /**
+   * A completion without server ids, re-tokenised when a tokenizer is configured. The server's
+   * logprobs stay on `logprobs` only when they are as many as the re-tokenised ids; otherwise they
+   * move to `unalignedLogprobs` and `logprobs` is null (no logprob is paired with the wrong token).
+   */
+  private withApproximateIds(request: PolicyRequest, completion: Completion): Completion {
+    const assets = this.options.tokenizer;
+    if (completion.tokenIdsExact || !assets) return completion;
+    const tools = this.sentTools(request);
+    let promptTokenIds: number[];
+    let completionTokenIds: number[];
+    try {
+      promptTokenIds = completion.promptTokenIds ?? retokenizePrompt(assets, request.messages, tools);
+      completionTokenIds = completion.completionTokenIds ?? retokenizeCompletion(assets, request.messages, tools, completion);
+    } catch {
+      this.stats.retokenizeFailures++;
+      return completion;
+    }
+    this.stats.approximateCompletions++;
+    const { logprobs } = completion;
+    if (logprobs === null || logprobs.length === completionTokenIds.length) return { ...completion, promptTokenIds, completionTokenIds };
+    this.stats.unalignedLogprobs++;
+    return { ...completion, promptTokenIds, completionTokenIds, logprobs: null, unalignedLogprobs: logprobs };
   }
 
   private toCompletion(data: ChatCompletion, choice: ChatCompletion.Choice, headerVersion: number | null): Completion {

@@ -17,10 +17,15 @@ export interface PolicyContext {
   /** Remote policies (`openai:MODEL`): the server's base URL and API key. */
   baseUrl?: string;
   apiKey?: string;
+  /** Remote policies: a model folder whose tokenizer and chat template re-tokenise answers without server ids. */
+  tokenizer?: string;
 }
 
+/** What a prefixed form is resolved with: no env when the policy plays none (an LLM judge). */
+export type ResolverContext = Omit<PolicyContext, 'spec' | 'options'> & Partial<Pick<PolicyContext, 'spec' | 'options'>>;
+
 /** Builds the policy for `NAME` in `PREFIX:NAME`; throws a UsageError for a bad NAME. */
-export type PolicyResolver = (rest: string, context: PolicyContext) => Policy | Promise<Policy>;
+export type PolicyResolver = (rest: string, context: ResolverContext) => Policy | Promise<Policy>;
 
 const BUILTIN_FORMS = ['random', 'oracle', 'stick-at-N (blackjack, N an integer 2..21)', 'always-stick (blackjack)'];
 const resolvers = new Map<string, { form: string; resolve: PolicyResolver }>();
@@ -73,4 +78,17 @@ export async function resolvePolicy(name: string, context: PolicyContext): Promi
     return stickAtPolicy(Number(n));
   }
   throw unknown(name, 'unknown policy');
+}
+
+/**
+ * A policy that plays no env (an LLM judge): only the registered prefixed forms (`openai:MODEL`,
+ * `model:DIR`, `run:RUN[@STEP]`); `flag` names the option in errors.
+ */
+export async function resolveLlmPolicy(name: string, context: ResolverContext, flag: string): Promise<Policy> {
+  const colon = name.indexOf(':');
+  const resolver = colon === -1 ? undefined : resolvers.get(name.slice(0, colon));
+  if (!resolver) {
+    throw new UsageError(`${flag} ${JSON.stringify(name)}: needs an LLM policy; valid forms: ${[...resolvers.values()].map((r) => r.form).join(', ')}`);
+  }
+  return resolver.resolve(name.slice(colon + 1), context);
 }

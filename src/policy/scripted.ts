@@ -7,6 +7,7 @@ import type { Completion } from '../core/completion.ts';
 import { Rng } from '../core/random.ts';
 import type { Action, ActionDistribution, DecisionView } from '../envs/env.ts';
 import type { Policy, PolicyRequest } from './policy.ts';
+import { oracleReportAnswers, randomReportAnswers, withReportAnswers } from './report-answers.ts';
 
 interface ScriptedRule {
   name: string;
@@ -63,14 +64,15 @@ function legalActions(view: DecisionView, policy: string): Action[] {
   return actions;
 }
 
-/** Uniform over the legal actions. */
+/** Uniform over the legal actions; report questions (if any) get uniformly random forecasts. */
 export function randomPolicy(): Policy {
   return scriptedPolicy({
     name: 'random',
     random: true,
     choose: (view, rng) => {
       const actions = legalActions(view, 'random');
-      return actions[rng!.int(actions.length)];
+      const action = actions[rng!.int(actions.length)];
+      return withReportAnswers(action, randomReportAnswers(view, rng!));
     },
     distribution: (view) => {
       const actions = legalActions(view, 'random');
@@ -79,7 +81,7 @@ export function randomPolicy(): Policy {
   });
 }
 
-/** The env's optimal action (DecisionView.oracle). */
+/** The env's optimal action (DecisionView.oracle); report questions (if any) get the oracle's targets. */
 export function oraclePolicy(): Policy {
   const advice = (view: DecisionView): Action => {
     if (typeof view.oracle !== 'function') throw new Error("policy 'oracle': this env has no oracle");
@@ -87,7 +89,7 @@ export function oraclePolicy(): Policy {
   };
   return scriptedPolicy({
     name: 'oracle',
-    choose: (view) => advice(view),
+    choose: (view) => withReportAnswers(advice(view), oracleReportAnswers(view)),
     distribution: (view) => [{ action: advice(view), p: 1 }],
   });
 }

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { Message } from '../core/messages.ts';
 import type { Trajectory } from '../core/trajectory.ts';
 import type { Policy } from '../policy/policy.ts';
+import { applyGroupScore, type GroupRewardPart, type GroupScore } from './group-reward.ts';
 import { DEFAULT_RUBRIC, judgeMessages } from './judge-prompt.ts';
 
 export const judgeAnswerSchema = z.object({
@@ -93,15 +94,29 @@ export async function judgeGroup(histories: readonly Message[][], options: Judge
  * scored group. An unscored group keeps its rewards and is marked with metric `${part}_unscored` = 1.
  */
 export function applyJudgeResult(trajectories: Trajectory[], result: JudgeResult, part = 'judge', weight = 1): void {
-  for (const [i, t] of trajectories.entries()) {
-    if (part in t.rewardParts) throw new Error(`reward part '${part}' already exists on trajectory ${t.id}`);
-    if (result.status === 'scored') {
-      t.rewardParts[part] = result.scores[i];
-      t.reward += weight * result.scores[i];
-    } else {
-      t.metrics[`${part}_unscored`] = 1;
-    }
-  }
+  applyGroupScore(trajectories, toGroupScore(result), part, weight);
+}
+
+export function toGroupScore(result: JudgeResult): GroupScore {
+  return result.status === 'scored' ? { status: 'scored', scores: result.scores } : { status: 'unscored', reason: result.reason };
+}
+
+export interface JudgePartOptions extends JudgeOptions {
+  /** The reward part's name (default `judge`). */
+  name?: string;
+  /** Its weight in the total reward (default 1). */
+  weight?: number;
+}
+
+/** The judge as a group reward part: scores each finished group's main conversations relative to each other. */
+export function judgeRewardPart(options: JudgePartOptions): GroupRewardPart {
+  return {
+    name: options.name ?? 'judge',
+    weight: options.weight ?? 1,
+    async scoreGroup(trajectories) {
+      return toGroupScore(await judgeGroup(trajectories.map((t) => t.messages), options));
+    },
+  };
 }
 
 /** Judges a group of trajectories (their final main conversations) and applies the result. */

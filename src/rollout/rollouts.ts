@@ -2,7 +2,8 @@
  * Many episodes at once: G samples per seed (a Group), a concurrency limit, progress events, and a
  * summary. Every episode gets its own env instance; a failing episode is recorded with its reason
  * and never stops the others. Results are ordered by (seed, sample), so they do not depend on the
- * concurrency or on which episode finished first.
+ * concurrency or on which episode finished first. With group reward parts (an LLM judge), a group's
+ * episodes are reported (events, onTrajectory) once the whole group has ended and been scored.
  */
 import { UsageError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
@@ -11,6 +12,7 @@ import { runEpisode } from '../agent/episode.ts';
 import { resolveEpisodeSettings, type episodeSettingsSchema } from '../agent/episode-settings.ts';
 import type { EnvSpec } from '../envs/env.ts';
 import type { Policy } from '../policy/policy.ts';
+import { applyGroupRewardParts, applyGroupScore } from '../rewards/group-reward.ts';
 import type { RewardConfig } from '../rewards/reward.ts';
 import type { z } from 'zod';
 import { checkTrajectoryQuality } from './quality.ts';
@@ -130,9 +132,27 @@ export async function runRollouts<O extends Record<string, unknown>>(request: Ro
     };
   };
 
+  const groupParts = rewards?.groupParts ?? [];
+  // Per group, its ended episodes waiting for the rest of the group (only with group reward parts).
+  const pending = groupParts.length > 0 ? groups.map((): { job: number; trajectory: Trajectory }[] => []) : null;
   let cursor = 0;
   let stopError: unknown = null;
   let lastYield = start;
+  /** Counts an ended (and, with group parts, scored) episode, reports it and hands it on. */
+  const deliver = async (job: number, trajectory: Trajectory): Promise<void> => {
+    finishedJobs[job] = 1;
+    if (keep) trajectories[job] = trajectory;
+    else tally.add(trajectory);
+    progress.finished++;
+    progress.turns += trajectory.turns.length;
+    if (trajectory.status === 'failed') progress.failed++;
+    request.onEvent?.({ type: 'episode_finished', trajectory, progress: snapshot() });
+    try {
+      await request.onTrajectory?.(trajectory);
+    } catch (error) {
+      stopError ??= error;
+    }
+  };
   const worker = async (): Promise<void> => {
     while (cursor < total && stopError === null && !request.signal?.aborted) {
       const job = cursor++;
@@ -164,17 +184,19 @@ export async function runRollouts<O extends Record<string, unknown>>(request: Ro
         groupId: group.id,
       });
       trajectory.quality = checkTrajectoryQuality(trajectory, { minTurns: request.minTurns });
-      finishedJobs[job] = 1;
-      if (keep) trajectories[job] = trajectory;
-      else tally.add(trajectory);
-      progress.finished++;
-      progress.turns += trajectory.turns.length;
-      if (trajectory.status === 'failed') progress.failed++;
-      request.onEvent?.({ type: 'episode_finished', trajectory, progress: snapshot() });
-      try {
-        await request.onTrajectory?.(trajectory);
-      } catch (error) {
-        stopError ??= error;
+      const members = pending?.[Math.floor(job / groupSize)];
+      if (!members) await deliver(job, trajectory);
+      else {
+        members.push({ job, trajectory });
+        if (members.length === groupSize) {
+          members.sort((x, y) => x.job - y.job); // sample order, whatever order they ended in
+          try {
+            await applyGroupRewardParts(groupParts, members.map((m) => m.trajectory));
+          } catch (error) {
+            stopError ??= error;
+          }
+          for (const m of members.splice(0)) await deliver(m.job, m.trajectory);
+        }
       }
       if (performance.now() - lastYield > YIELD_EVERY_MS) {
         lastYield = performance.now();
@@ -183,6 +205,12 @@ export async function runRollouts<O extends Record<string, unknown>>(request: Ro
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, total) }, worker));
+  // Groups cut short (an abort): delivered as they are, marked unscored by every group part.
+  for (const members of pending ?? []) {
+    if (members.length === 0 || stopError !== null) continue;
+    for (const part of groupParts) applyGroupScore(members.map((m) => m.trajectory), { status: 'unscored', reason: 'the group did not finish' }, part.name, part.weight);
+    for (const m of members.splice(0)) await deliver(m.job, m.trajectory);
+  }
   if (stopError !== null) throw stopError;
   const elapsedMs = performance.now() - start;
   // Kept trajectories are summed in (seed, sample) order, so the summary is deterministic too.

@@ -1,16 +1,19 @@
 /**
- * The HTTP side of `spindle serve` (fastify): `/v1/chat/completions` (JSON or SSE), `/v1/models`,
- * `POST /admin/reload`. Every error is an OpenAI-style body; one bad request never stops the others.
+ * The HTTP side of `spindle serve` (fastify): `/v1/chat/completions` (JSON, or SSE streamed token by
+ * token as the sampler decodes), `/v1/models`, `POST /admin/reload`. Every error is an OpenAI-style
+ * body; one bad request never stops the others.
  */
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import { UsageError } from '../core/errors.ts';
 import type { Params } from '../model/params.ts';
+import type { SampledToken, TopLogprobs } from '../model/sampler.ts';
 import { POLICY_VERSION_HEADER } from '../policy/openai.ts';
 import type { PolicyRequest } from '../policy/policy.ts';
 import { toSpindleMessages, toSpindleTools } from './chat-messages.ts';
-import { chatCompletionBody, chatCompletionChunks, type ResponseSettings } from './chat-response.ts';
+import { chatCompletionBody, type ResponseSettings } from './chat-response.ts';
 import { parseChatRequest } from './chat-schema.ts';
+import { ChatStream } from './chat-stream.ts';
 import { ApiError, fromFrameworkError } from './errors.ts';
 import type { ServedModel } from './served-model.ts';
 
@@ -68,30 +71,24 @@ export function buildApp(model: ServedModel, options: AppOptions = {}): FastifyI
       throw new ApiError(400, `max_tokens ${asked} + the prompt's ${promptIds.length} tokens exceed the context length ${context}`, 'invalid_request_error', 'max_tokens', 'context_length_exceeded');
     }
     const controller = new AbortController();
-    // A client that goes away stops waiting; the batch it was in finishes for the others.
+    // A client that goes away stops its own samples (the sampler ends their rows); the batch goes on.
     reply.raw.on('close', () => {
       if (!reply.raw.writableFinished) controller.abort(new Error('client disconnected'));
     });
+    const stop = body.stop == null ? undefined : (typeof body.stop === 'string' ? [body.stop] : body.stop).filter((s) => s.length > 0);
+    const n = body.n ?? 1;
     const policyRequest: PolicyRequest = {
       messages,
       tools,
-      n: body.n ?? 1,
+      n,
       maxTokens: asked ?? Math.min(options.defaultMaxTokens ?? 256, room),
       temperature: body.temperature ?? 1,
       ...(body.top_p != null ? { topP: body.top_p } : {}),
       ...(body.top_k != null && body.top_k > 0 ? { topK: body.top_k } : {}),
-      ...(body.stop != null ? { stop: (typeof body.stop === 'string' ? [body.stop] : body.stop).filter((s) => s.length > 0) } : {}),
+      ...(stop !== undefined ? { stop } : {}),
       ...(body.seed != null ? { seed: body.seed } : {}),
       signal: controller.signal,
     };
-    let completions;
-    try {
-      completions = await model.policy.complete(policyRequest);
-    } catch (error) {
-      if (controller.signal.aborted) return reply; // nobody to answer
-      if (error instanceof UsageError) throw new ApiError(400, error.message, 'invalid_request_error', null, 'invalid_value');
-      throw error;
-    }
     const settings: ResponseSettings = {
       id: `chatcmpl-${randomUUID()}`,
       created: Math.floor(Date.now() / 1000),
@@ -102,24 +99,42 @@ export function buildApp(model: ServedModel, options: AppOptions = {}): FastifyI
       tokenIds: body.return_token_ids === true || body.return_tokens_as_token_ids === true,
       tokenizer: model.tokenizer,
     };
-    if (body.stream) return streamChunks(reply, chatCompletionChunks(completions, settings, body.stream_options?.include_usage === true), completions[0]?.policyVersion ?? version());
+    const topLogprobs = body.logprobs === true ? (body.top_logprobs ?? 0) : 0;
+    if (body.stream) {
+      const stream = new ChatStream(reply.raw, settings, { n, promptIds, includeUsage: body.stream_options?.include_usage === true, stop: stop ?? [] });
+      reply.hijack();
+      try {
+        const completions = await model.policy.complete(policyRequest, { topLogprobs, onStart: (v) => stream.start(v), onToken: (i, t) => stream.token(i, t) });
+        stream.end(completions);
+      } catch (error) {
+        if (controller.signal.aborted) return reply; // nobody to answer
+        const api = toApiError(error);
+        if (stream.started) stream.fail(api);
+        else reply.raw.writeHead(api.status, { 'content-type': 'application/json', [POLICY_VERSION_HEADER]: String(version()) }).end(JSON.stringify(api.body()));
+      }
+      return reply;
+    }
+    const tops: TopLogprobs[][] = Array.from({ length: n }, () => []);
+    const onToken = topLogprobs > 0 ? (i: number, t: SampledToken) => void tops[i].push(t.top!) : undefined;
+    let completions;
+    try {
+      completions = await model.policy.complete(policyRequest, { topLogprobs, onToken });
+    } catch (error) {
+      if (controller.signal.aborted) return reply; // nobody to answer
+      throw toApiError(error);
+    }
     reply.header(POLICY_VERSION_HEADER, String(completions[0]?.policyVersion ?? version()));
-    return chatCompletionBody(completions, settings);
+    return chatCompletionBody(completions, settings, topLogprobs > 0 ? tops : []);
   });
 
   return app;
 }
 
-function streamChunks(reply: FastifyReply, chunks: object[], policyVersion: number): FastifyReply {
-  reply.hijack();
-  const raw = reply.raw;
-  raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', [POLICY_VERSION_HEADER]: String(policyVersion) });
-  for (const chunk of chunks) {
-    if (raw.destroyed) return reply;
-    raw.write(`data: ${JSON.stringify(chunk)}\n\n`);
-  }
-  raw.end('data: [DONE]\n\n');
-  return reply;
+/** A request the sampler rejects is the client's error (400); anything else goes to the error handler. */
+function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof UsageError) return new ApiError(400, error.message, 'invalid_request_error', null, 'invalid_value');
+  return fromFrameworkError(error as { statusCode?: number; code?: string; message: string });
 }
 
 /** The in-process side of hot reload, shared by the API, the admin route and trainers. */

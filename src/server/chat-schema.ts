@@ -53,7 +53,13 @@ export function parseChatRequest(body: unknown): ChatRequest {
     throw new ApiError(400, 'the request body must be a JSON object', 'invalid_request_error', null, 'invalid_body');
   }
   const parsed = chatRequestSchema.safeParse(body);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) {
+    const { logprobs, top_logprobs } = parsed.data;
+    if (top_logprobs != null && top_logprobs > 0 && logprobs !== true) {
+      throw new ApiError(400, "Invalid value for 'top_logprobs': 'logprobs' must be set to true when 'top_logprobs' is used", 'invalid_request_error', 'top_logprobs', 'invalid_value');
+    }
+    return parsed.data;
+  }
   const issue = parsed.error.issues[0];
   const param = issue.path.map(String).join('.') || null;
   throw new ApiError(400, `${param ?? 'body'}: ${issue.message}`, 'invalid_request_error', param, issue.code === 'invalid_type' ? 'invalid_type' : 'invalid_value');

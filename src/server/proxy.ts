@@ -1,7 +1,8 @@
 /**
  * The recording proxy: an OpenAI-compatible endpoint that forwards `/v1/chat/completions` (plain and
  * streamed) and `/v1/models` to an upstream and records every call as a turn of the trajectory the
- * agent names (proxy-naming.ts). `POST /trajectories/{id}/reward` finishes and scores one.
+ * agent names (proxy-naming.ts). `POST /trajectories/{id}/reward` finishes and scores one; with a
+ * judge, `POST /groups/{taskId}/judge` scores a task's group relative to each other.
  *
  * Latency: the request body is forwarded as received (no re-serialisation unless token ids are
  * requested), the response is sent before anything is recorded, and store writes are queued
@@ -10,6 +11,7 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { describeZodError } from '../core/schemas.ts';
+import type { GroupRewardPart } from '../rewards/group-reward.ts';
 import type { Store } from '../store/store.ts';
 import { recordChoices, type WireResponse } from './proxy-completion.ts';
 import { openAiError, ProxyRequestError } from './proxy-errors.ts';
@@ -30,6 +32,8 @@ export interface ProxyOptions {
   bodyLimit?: number;
   /** Ask the upstream for token ids and logprobs (vLLM `return_token_ids`, `logprobs`) when the agent did not. */
   requestTokenIds?: boolean;
+  /** Scores a task's group on `POST /groups/{taskId}/judge` (an LLM judge, judgeRewardPart). */
+  judge?: GroupRewardPart;
   onError?: (error: Error) => void;
 }
 
@@ -119,6 +123,20 @@ export function buildProxy(options: ProxyOptions): FastifyInstance {
     if (!parsed.success) throw new ProxyRequestError(400, describeZodError(parsed.error));
     const t = await recorder.reward(id, parsed.data.reward, parsed.data.parts);
     return reply.send({ id: t.id, runId: t.runId, groupId: t.groupId, reward: t.reward, rewardParts: t.rewardParts, turns: t.turns.length, status: t.status });
+  });
+
+  app.post<{ Params: { taskId: string } }>('/groups/:taskId/judge', async (request, reply) => {
+    const taskId = checkId(request.params.taskId, 'taskId');
+    if (!options.judge) throw new ProxyRequestError(404, 'no judge: start the proxy with --judge POLICY to score groups');
+    const { groupId, score, trajectories } = await recorder.scoreGroup(taskId, options.judge);
+    return reply.send({
+      taskId,
+      groupId,
+      part: options.judge.name,
+      status: score.status,
+      ...(score.status === 'unscored' ? { reason: score.reason } : {}),
+      trajectories: trajectories.map((t) => ({ id: t.id, reward: t.reward, rewardParts: t.rewardParts, status: t.status })),
+    });
   });
   return app;
 }

@@ -13,6 +13,7 @@ import type { Completion } from '../core/completion.ts';
 import { nowIso } from '../core/ids.ts';
 import type { Message, ToolSpec } from '../core/messages.ts';
 import type { Group, LlmCall, RewardParts, Trajectory, Turn } from '../core/trajectory.ts';
+import { applyGroupScore, unscoredMarks, type GroupRewardPart, type GroupScore } from '../rewards/group-reward.ts';
 import type { Store } from '../store/store.ts';
 import { failedCompletion, type RecordedChoice } from './proxy-completion.ts';
 import { ProxyRequestError } from './proxy-errors.ts';
@@ -62,6 +63,8 @@ export class TrajectoryRecorder {
   private readonly runId: string;
   private readonly onError: (error: Error) => void;
   private scored = 0;
+  /** Tasks whose group is being scored now (a second request waits for none: it is refused). */
+  private readonly scoring = new Set<string>();
   private readonly flushDelayMs: number;
   private readonly dirty = new Set<State>();
   private flushTimer: NodeJS.Timeout | null = null;
@@ -108,7 +111,7 @@ export class TrajectoryRecorder {
     }
     t.turns.push(newTurn(t.turns.length, call.messages, first?.message ?? null, llmCalls, info, call.latencyMs));
     for (const c of completions) if (!t.policyVersions.includes(c.policyVersion) && c.finishReason !== 'error') t.policyVersions.push(c.policyVersion);
-    t.metrics = metricsOf(t, state.upstreamErrors);
+    t.metrics = { ...unscoredMarks(t.metrics), ...metricsOf(t, state.upstreamErrors) };
     if (t.status !== 'completed') t.statusReason = state.lastError ? `${AWAITING_REWARD}; ${state.lastError}` : AWAITING_REWARD;
     this.queueWrite(state);
   }
@@ -132,6 +135,56 @@ export class TrajectoryRecorder {
     // Scored: later calls under this id reload it from the store.
     this.states.delete(trajectoryId);
     return t;
+  }
+
+  /**
+   * Scores the group of task `taskId` with a group reward part (the LLM judge): each trajectory of the
+   * group gets part `part.name` (added to its reward; one not rewarded yet is finished by it). A group
+   * the part cannot score is marked `${name}_unscored` and nothing else changes. Resolves once stored.
+   * A reward posted afterwards replaces the parts (POST /reward first, then judge).
+   */
+  async scoreGroup(taskId: string, part: GroupRewardPart): Promise<{ groupId: string; score: GroupScore; trajectories: Trajectory[] }> {
+    if (this.scoring.has(taskId)) throw new ProxyRequestError(409, `task '${taskId}' is being scored already`);
+    this.scoring.add(taskId);
+    try {
+      return await this.scoreGroupOnce(taskId, part);
+    } finally {
+      this.scoring.delete(taskId);
+    }
+  }
+
+  private async scoreGroupOnce(taskId: string, part: GroupRewardPart): Promise<{ groupId: string; score: GroupScore; trajectories: Trajectory[] }> {
+    await Promise.allSettled(this.inFlight);
+    const groupId = `${this.runId}:${taskId}`;
+    const group = this.groups.get(groupId) ?? (await this.store.getGroup(groupId));
+    if (!group || group.trajectoryIds.length === 0) throw new ProxyRequestError(404, `no trajectories were recorded for task '${taskId}'`);
+    const states = (await Promise.all(group.trajectoryIds.map((id) => this.state(id, null)))).filter((s) => s.trajectory.turns.length > 0);
+    if (states.length === 0) throw new ProxyRequestError(404, `no calls were recorded for task '${taskId}'`);
+    const trajectories = states.map((s) => s.trajectory);
+    if (trajectories.some((t) => part.name in t.rewardParts)) throw new ProxyRequestError(409, `task '${taskId}' already has reward part '${part.name}'`);
+    let score: GroupScore;
+    try {
+      score = await part.scoreGroup(trajectories);
+    } catch (error) {
+      score = { status: 'unscored', reason: (error as Error).message };
+    }
+    if (score.status === 'scored') {
+      for (const s of states) {
+        const t = s.trajectory;
+        if (t.status === 'completed') continue;
+        t.status = 'completed';
+        t.statusReason = s.lastError;
+        t.finishedAt = nowIso();
+        (t.turns.at(-1) as Turn).done = true;
+        this.scored++;
+      }
+    }
+    applyGroupScore(trajectories, score, part.name, part.weight);
+    for (const s of states) this.queueWrite(s);
+    await this.flush();
+    // Finished: later calls under these ids reload them from the store.
+    for (const t of trajectories) if (t.status === 'completed') this.states.delete(t.id);
+    return { groupId, score, trajectories };
   }
 
   /** Writes every pending change now; resolves once they (and earlier batches) are stored. */

@@ -1,8 +1,8 @@
 /**
  * The default model of `spindle train`: a byte-level BPE tokenizer trained on the env's own text
  * (tokenizer-corpus.ts: random episodes through the real agent loop, so every prompt and tool call
- * the model will read is in it), the default architecture sized to that tokenizer, seeded random
- * weights. Plain data out; checkpoint-io.ts writes it as a Hugging Face folder that `model:DIR` loads.
+ * the model will read is in it), a chat template with a short system turn (default-model-template.ts),
+ * the default architecture sized to that tokenizer, seeded random weights. Plain data out; checkpoint-io.ts writes it as a Hugging Face folder that `model:DIR` loads.
  */
 import type { EnvSpec } from '../envs/env.ts';
 import { defaultModelConfigFor } from '../model/builtin-configs.ts';
@@ -11,6 +11,7 @@ import type { ModelConfig } from '../model/config.ts';
 import { initHostParams, type HostParams } from '../model/params.ts';
 import { trainDefaultTokenizer } from '../model/tokenizer/default-tokenizer.ts';
 import { tokenizerFromJson, type Tokenizer } from '../model/tokenizer/tokenizer.ts';
+import { DEFAULT_MODEL_CHAT_TEMPLATE } from './default-model-template.ts';
 import { buildTokenizerCorpus } from './tokenizer-corpus.ts';
 
 /** Everything about a model except its weights: what the sampler, the policy and a checkpoint need. */
@@ -72,8 +73,10 @@ export async function createDefaultModel<O extends Record<string, unknown>>(inpu
     envs: [{ spec: input.spec, options: input.options }],
     episodesPerEnv: input.corpusEpisodes,
     seed: input.seed,
+    template: DEFAULT_MODEL_CHAT_TEMPLATE,
   });
-  const files = trainDefaultTokenizer(texts, { vocabSize: input.shape.vocabSize });
+  const trained = trainDefaultTokenizer(texts, { vocabSize: input.shape.vocabSize });
+  const files = { ...trained, tokenizerConfig: { ...trained.tokenizerConfig, chat_template: DEFAULT_MODEL_CHAT_TEMPLATE } };
   const tokenizer = tokenizerFromJson(files.tokenizerJson, files.tokenizerConfig, 'default tokenizer');
   if (tokenizer.eosTokenId === null) throw new Error('default tokenizer: no end-of-turn token');
   const { vocabSize: _cap, ...sizes } = input.shape;

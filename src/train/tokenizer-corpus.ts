@@ -1,7 +1,7 @@
 /**
  * The text the default tokenizer is trained on: episodes of each env played by the real agent loop
  * with random legal actions (src/agent: the same system prompt, observations, tool calls and tool
- * results the model will see), rendered through the default chat template with the tools, as the
+ * results the model will see), rendered through the model's chat template with the tools, as the
  * embedded policy renders its prompts; plus the instructions and tool specs on their own and any
  * extra text given. Lives in src/train because it plays envs (src/model must not import src/envs).
  */
@@ -32,9 +32,10 @@ export interface CorpusOptions {
   seed?: number;
   /** More text to train on (a user's own prompts, for instance). */
   extra?: readonly string[];
+  /** The chat template the episodes are rendered with (default: the default tokenizer's ChatML). */
+  template?: string;
 }
 
-const template = new ChatTemplate(CHATML_TOOL_TEMPLATE);
 
 function asCorpusEnv(env: AnySpec | CorpusEnv): CorpusEnv | null {
   if ('spec' in env) return env;
@@ -43,7 +44,7 @@ function asCorpusEnv(env: AnySpec | CorpusEnv): CorpusEnv | null {
   return parsed.success ? { spec: env, options: parsed.data as Record<string, unknown> } : null;
 }
 
-async function playEpisodes({ spec, options }: CorpusEnv, episodes: number, maxSteps: number, baseSeed: number): Promise<string[]> {
+async function playEpisodes({ spec, options }: CorpusEnv, episodes: number, maxSteps: number, baseSeed: number, template: ChatTemplate): Promise<string[]> {
   const instructions = spec.instructions(options);
   const texts: string[] = [instructions];
   const result = await runRollouts({
@@ -69,12 +70,13 @@ async function playEpisodes({ spec, options }: CorpusEnv, episodes: number, maxS
 export async function buildTokenizerCorpus(options: CorpusOptions = {}): Promise<string[]> {
   const envs = (options.envs ?? listEnvs()).map(asCorpusEnv).filter((e): e is CorpusEnv => e !== null);
   const rng = new Rng(options.seed ?? 0);
+  const template = new ChatTemplate(options.template ?? CHATML_TOOL_TEMPLATE);
   const texts: string[] = [];
   for (const env of envs) {
     // Seeds below 2^31 keep baseSeed + episodes a safe non-negative integer.
     const baseSeed = rng.nextUint32() >>> 1;
     try {
-      texts.push(...(await playEpisodes(env, options.episodesPerEnv ?? 24, options.maxSteps ?? 12, baseSeed)));
+      texts.push(...(await playEpisodes(env, options.episodesPerEnv ?? 24, options.maxSteps ?? 12, baseSeed, template)));
     } catch (error) {
       throw new UsageError(`tokenizer corpus: env '${env.spec.name}' failed while playing random episodes: ${(error as Error).message}`);
     }

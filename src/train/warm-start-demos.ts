@@ -33,6 +33,13 @@ export interface DemoRequest<O extends Record<string, unknown>> {
   promptIds: (messages: Message[], tools: ToolSpec[]) => number[];
   seeds: number[];
   maxTurns: number;
+  /**
+   * Also train on the prompt's tokens (the observations) after the first, not only on the answers:
+   * the model learns to read the env's text (cards, sums, prices) as a language model would. The
+   * answers are still random and no reward is in the sequences (each ends with its last answer, before
+   * the outcome), so this teaches no strategy; it gives RL a model that can see the state.
+   */
+  languageModel: boolean;
 }
 
 /** The completion text of an assistant message: the template's render of it, after the generation prompt, through end of turn. */
@@ -106,7 +113,8 @@ export async function warmStartDemonstrations<O extends Record<string, unknown>>
       }
     }
     calls += episodeCalls.length;
-    samples.push(...packEpisode(episodeCalls));
+    const packed = packEpisode(episodeCalls);
+    samples.push(...(request.languageModel ? packed.map((p) => ({ tokens: p.tokens, lossMask: p.tokens.map((_, i) => (i === 0 ? 0 : 1)) })) : packed));
   }
   if (samples.length === 0) throw new Error('warm start: the demonstrations hold no policy call');
   return {

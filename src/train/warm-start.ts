@@ -117,6 +117,7 @@ export async function warmStart<O extends Record<string, unknown>>(request: Warm
     promptIds: (messages, tools) => policy.promptIds(messages, tools),
     seeds: demoSeeds(request.runSeed, settings.demoEpisodes),
     maxTurns: request.maxTurns,
+    languageModel: settings.languageModel,
   });
   const maxTokens = request.maxTokens ?? demos.maxCompletionTokens + MAX_TOKENS_SLACK;
   const trainer = new ParamTrainer<RlTensors>(request.params, sftLoss(assets.cfg), settings.optimizer);
@@ -176,7 +177,7 @@ export async function warmStart<O extends Record<string, unknown>>(request: Warm
         trainMs += performance.now() - t0;
         losses.push({ step: steps, loss: result.loss });
         request.onStep?.(steps, result.loss, { rows: layout.rows, length: layout.length, prefix: layout.prefix.length, ms: performance.now() - t0 });
-        if (steps % settings.checkEvery === 0 || steps === settings.maxSteps) {
+        if ((steps % settings.checkEvery === 0 && steps >= settings.minSteps) || steps === settings.maxSteps) {
           reached = formatLearned(await check(steps), settings.targetInvalidRate);
           if (reached || steps === settings.maxSteps) break;
         }

@@ -54,7 +54,7 @@ describe('resolvePolicy', () => {
     registerPolicyResolver(
       'testing',
       (rest, context) => {
-        seen = [rest, context.spec.name];
+        seen = [rest, context.spec?.name ?? 'no env'];
         return { name: `testing:${rest}`, contextLength: 8, complete: async () => [] };
       },
       'testing:THING[@STEP]',

@@ -1,9 +1,9 @@
-/** Completions as OpenAI responses: `<tool_call>` text becomes `tool_calls` when tools were offered, in JSON and in SSE chunks. */
+/** Completions as OpenAI responses: `<tool_call>` text becomes `tool_calls` when tools were offered; top_logprobs entries. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Completion } from '../../src/core/completion.ts';
 import { tokenizerFromJson } from '../../src/model/tokenizer/tokenizer.ts';
-import { chatCompletionBody, chatCompletionChunks, type ResponseSettings } from '../../src/server/chat-response.ts';
+import { chatCompletionBody, type ResponseSettings } from '../../src/server/chat-response.ts';
 import { blackjackTokenizer } from '../eval/tiny-checkpoint.ts';
 
 const files = blackjackTokenizer();
@@ -39,16 +39,18 @@ describe('chat responses', () => {
     assert.equal(choice.message.tool_calls, undefined);
   });
 
-  it('streams text token by token and tool calls as one delta', () => {
-    const plain = completionOf('You have 16. I stick.');
-    const chunks = chatCompletionChunks([plain], settings({ tools: [] }), true) as { choices: { delta?: { content?: string }; token_ids?: number[]; finish_reason?: string | null }[]; usage?: unknown }[];
-    const text = chunks.flatMap((c) => c.choices.map((ch) => ch.delta?.content ?? '')).join('');
-    assert.equal(text, plain.text);
-    assert.deepEqual(chunks.flatMap((c) => c.choices.flatMap((ch) => ch.token_ids ?? [])), plain.completionTokenIds);
-    assert.ok(chunks.at(-1)!.usage, 'usage chunk last');
-    const toolChunks = chatCompletionChunks([call], settings({}), false) as { choices: { delta: { tool_calls?: { function: { name: string } }[] }; finish_reason: string | null }[] }[];
-    const names = toolChunks.flatMap((c) => c.choices.flatMap((ch) => ch.delta.tool_calls?.map((t) => t.function.name) ?? []));
-    assert.deepEqual(names, ['stick']);
-    assert.equal(toolChunks.at(-1)!.choices[0].finish_reason, 'tool_calls');
+  it('adds top_logprobs entries with token text and bytes', () => {
+    const plain = completionOf('I stick.');
+    const ids = plain.completionTokenIds!;
+    const tops = ids.map((id) => ({ ids: [id, (id + 1) % tokenizer.vocabSize], logprobs: [-0.5, -2] }));
+    const entries = chatCompletionBody([plain], settings({ tools: [] }), [tops]).choices[0].logprobs!.content;
+    assert.equal(entries.length, ids.length);
+    entries.forEach((e, i) => {
+      assert.deepEqual(e.top_logprobs.map((t) => t.logprob), [-0.5, -2]);
+      assert.equal(e.top_logprobs[0].token, e.token);
+      assert.deepEqual(e.top_logprobs[0].bytes, [...tokenizer.tokenBytes(ids[i])]);
+    });
+    // Without tops the alternatives are empty.
+    assert.deepEqual(chatCompletionBody([plain], settings({ tools: [] })).choices[0].logprobs!.content[0].top_logprobs, []);
   });
 });

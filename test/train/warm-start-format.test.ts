@@ -32,16 +32,21 @@ async function tinyModel() {
 test('demonstrations: the policy prompt plus the answer as the template renders it, through end of turn', async () => {
   const { assets } = await tinyModel();
   const promptIds = (messages: Message[], tools: ToolSpec[]) => assets.tokenizer.encode(assets.chatTemplate.render(messages, { tools, addGenerationPrompt: true }));
-  const demos = await warmStartDemonstrations({ spec: pickSpec, options: {}, assets, promptIds, seeds: demoSeeds(0, 5), maxTurns: 1 });
+  const demos = await warmStartDemonstrations({ spec: pickSpec, options: {}, assets, promptIds, seeds: demoSeeds(0, 5), maxTurns: 1, languageModel: false });
   assert.equal(demos.episodes, 5);
   assert.equal(demos.calls, 5);
   const first = demos.samples[0];
   const text = assets.tokenizer.decode(first.tokens.filter((_, i) => first.lossMask[i] === 1));
   assert.match(text, /^<tool_call>\n\{"name": "pick", "arguments": \{"n": [123]\}\}\n<\/tool_call><\|im_end\|>$/);
   assert.equal(first.tokens.at(-1), assets.stopTokenIds[0]);
-  // The prompt part is the generation prompt of the system + observation messages.
+  // The prompt part is the generation prompt of the system + observation messages, as the default
+  // model's template renders them: a short system turn naming the tools, then the observation.
   const prompt = assets.tokenizer.decode(first.tokens.filter((_, i) => first.lossMask[i] === 0));
-  assert.match(prompt, /Pick the target number\.[\s\S]*Target [123]\.<\|im_end\|>\n<\|im_start\|>assistant\n$/);
+  assert.match(prompt, /^<\|im_start\|>system\npick<\|im_end\|>\n<\|im_start\|>user\nTarget [123]\.<\|im_end\|>\n<\|im_start\|>assistant\n$/);
+  // With languageModel the observations are trained too (every token after the first), answers unchanged.
+  const lm = await warmStartDemonstrations({ spec: pickSpec, options: {}, assets, promptIds, seeds: demoSeeds(0, 5), maxTurns: 1, languageModel: true });
+  assert.deepEqual(lm.samples[0].tokens, first.tokens);
+  assert.deepEqual(lm.samples[0].lossMask, first.tokens.map((_, i) => (i === 0 ? 0 : 1)));
   assert.throws(
     () => assistantCompletionText({ ...assets, stopTokenIds: [] }, [{ role: 'user', content: 'x' }], [], { role: 'assistant', content: 'y' }),
     /no end-of-turn token/,

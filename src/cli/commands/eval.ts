@@ -34,6 +34,7 @@ export interface EvalFlags {
   db?: string;
   baseUrl?: string;
   apiKey?: string;
+  tokenizer?: string;
   json?: boolean;
 }
 
@@ -76,7 +77,7 @@ export async function evalCommand(flags: EvalFlags): Promise<void> {
     const { initEngine } = await import('../../model/engine.ts');
     await initEngine({ threads: flags.threads });
   }
-  const policies = await resolvePolicies(flags.policy, { spec, options, db: flags.db, baseUrl: flags.baseUrl, apiKey: flags.apiKey });
+  const policies = await resolvePolicies(flags.policy, { spec, options, db: flags.db, baseUrl: flags.baseUrl, apiKey: flags.apiKey, tokenizer: flags.tokenizer });
 
   const store = await openStore(flags.db);
   const run: Run = {

@@ -11,10 +11,15 @@ import { trainCommand } from './train.ts';
 import '../../policy/embedded-register.ts';
 import '../../policy/run-checkpoint-register.ts';
 import '../../policy/openai-register.ts';
+import { addFromStoreTrainOptions, registerFromStoreCommands, trainOrFromStore } from './from-store-register.ts';
 
 const DB_HELP = 'SQLite database (default .spindle/spindle.db)';
 const BASE_URL_HELP = 'base URL of an OpenAI-compatible server, for --policy openai:MODEL (default OPENAI_BASE_URL)';
 const API_KEY_HELP = 'API key for --policy openai:MODEL (default OPENAI_API_KEY)';
+const JUDGE_HELP = 'an LLM judge (openai:MODEL, model:DIR, run:RUN[@STEP]) that scores each group relative to each other, added as reward part "judge"';
+const JUDGE_RUBRIC_HELP = 'a text file with the rubric the judge scores by (default: goal achieved, then efficiency)';
+const JUDGE_WEIGHT_HELP = 'weight of the judge part in the total reward (default 1)';
+const TOKENIZER_HELP = 'model folder (tokenizer.json, tokenizer_config.json with its chat template) that re-tokenises answers of an --policy openai:MODEL server that reports no token ids (marked approximate)';
 
 export function registerCommands(program: Command): void {
   program
@@ -39,6 +44,10 @@ export function registerCommands(program: Command): void {
     .option('--save-trajectories <all|none|N>', 'which trajectories to store', 'all')
     .option('--base-url <url>', BASE_URL_HELP)
     .option('--api-key <key>', API_KEY_HELP)
+    .option('--tokenizer <dir>', TOKENIZER_HELP)
+    .option('--judge <policy>', JUDGE_HELP)
+    .option('--judge-rubric <file>', JUDGE_RUBRIC_HELP)
+    .option('--judge-weight <w>', JUDGE_WEIGHT_HELP, numberFlag('--judge-weight', -1e6, 1e6))
     .option('--db <path>', DB_HELP)
     .option('--json', 'print one JSON object as the last line')
     .action((opts) => playCommand(opts));
@@ -76,6 +85,7 @@ export function registerCommands(program: Command): void {
     .option('--save-trajectories <all|none|N>', 'which trajectories to store', 'all')
     .option('--base-url <url>', BASE_URL_HELP)
     .option('--api-key <key>', API_KEY_HELP)
+    .option('--tokenizer <dir>', TOKENIZER_HELP)
     .option('--db <path>', DB_HELP)
     .option('--json', 'print one JSON object as the last line')
     .action((opts) => evalCommand(opts));
@@ -113,6 +123,11 @@ export function registerCommands(program: Command): void {
     .option('--run <name>', 'the proxy run to record into (default: a new id)')
     .option('--body-limit <bytes>', 'largest request body accepted', intFlag('--body-limit', 1024, 2 ** 31 - 1))
     .option('--request-token-ids', 'ask the upstream for token ids and logprobs (vLLM return_token_ids) when the agent did not')
+    .option('--judge <policy>', `${JUDGE_HELP}; enables POST /groups/TASK/judge`)
+    .option('--judge-rubric <file>', JUDGE_RUBRIC_HELP)
+    .option('--judge-weight <w>', JUDGE_WEIGHT_HELP, numberFlag('--judge-weight', -1e6, 1e6))
+    .option('--base-url <url>', `base URL of the judge's server, for --judge openai:MODEL (default OPENAI_BASE_URL)`)
+    .option('--api-key <key>', `API key for --judge openai:MODEL (default OPENAI_API_KEY)`)
     .option('--db <path>', DB_HELP)
     .option('--json', 'print JSON lines (listening, stopped) instead of text')
     .addHelpText(
@@ -123,12 +138,12 @@ export function registerCommands(program: Command): void {
         '  base URL  http://HOST:PORT/t/TRAJECTORY/v1             or header x-spindle-trajectory: TRAJECTORY',
         '  with task http://HOST:PORT/t/TRAJECTORY/task/TASK/v1   or header x-spindle-task: TASK',
         'Score (and finish) a trajectory: POST /trajectories/TRAJECTORY/reward {"reward": 1, "parts": {"correct": 1}}',
+        'With --judge: score a task\'s group relative to each other (part "judge"): POST /groups/TASK/judge',
       ].join('\n'),
     )
     .action(async (opts) => (await import('./proxy.ts')).proxyCommand(opts));
 
-  program
-    .command('train')
+  addFromStoreTrainOptions(program.command('train'))
     .description('train the default model on an env (warm start, then RL) and evaluate it beside the baselines')
     .option('--env <name|path>', 'built-in env name or a path to a module exporting an EnvSpec')
     .option('--env-opt <key=value>', 'env option (repeatable)', collect, [])
@@ -144,5 +159,7 @@ export function registerCommands(program: Command): void {
     .option('--resume <run>', 'continue a train run from its latest checkpoint')
     .option('--db <path>', DB_HELP)
     .option('--json', 'print one JSON object as the last line')
-    .action((opts) => trainCommand(opts));
+    .action((opts) => trainOrFromStore(opts, trainCommand));
+
+  registerFromStoreCommands(program);
 }

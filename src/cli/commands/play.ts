@@ -13,8 +13,10 @@ import { fmt, makeOutput, pct } from '../output.ts';
 import { startProgress } from '../progress.ts';
 import { parseSavePolicy, TrajectorySink } from '../trajectory-sink.ts';
 import { exactValues } from '../../eval/exact-values.ts';
+import { isGroupUnscored } from '../../rewards/group-reward.ts';
+import { judgeFromFlags, withGroupParts, type JudgeFlags } from '../../rewards/judge-flags.ts';
 
-export interface PlayFlags {
+export interface PlayFlags extends JudgeFlags {
   env: string;
   policy: string;
   episodes: number;
@@ -29,6 +31,7 @@ export interface PlayFlags {
   db?: string;
   baseUrl?: string;
   apiKey?: string;
+  tokenizer?: string;
   json?: boolean;
 }
 
@@ -37,7 +40,8 @@ export async function playCommand(flags: PlayFlags): Promise<void> {
   // Validate everything before anything is written.
   const spec = await loadEnvSpec(flags.env);
   const options = resolveEnvOptions(spec, parseEnvOptionPairs(flags.envOpt ?? []));
-  const policy = await resolvePolicy(flags.policy, { spec, options, db: flags.db, baseUrl: flags.baseUrl, apiKey: flags.apiKey });
+  const policy = await resolvePolicy(flags.policy, { spec, options, db: flags.db, baseUrl: flags.baseUrl, apiKey: flags.apiKey, tokenizer: flags.tokenizer });
+  const judge = await judgeFromFlags(flags, { db: flags.db, baseUrl: flags.baseUrl, apiKey: flags.apiKey });
   const episode = resolveEpisodeSettings(
     Object.fromEntries(
       Object.entries({ maxTurns: flags.maxTurns, maxTokens: flags.maxTokens, temperature: flags.temperature }).filter(([, v]) => v !== undefined),
@@ -57,7 +61,7 @@ export async function playCommand(flags: PlayFlags): Promise<void> {
     env: spec.name,
     envOptions: options,
     policy: policy.name,
-    config: { episodes: flags.episodes, seed: flags.seed, groupSize: flags.groupSize, concurrency: flags.concurrency, episode, saveTrajectories: save },
+    config: { episodes: flags.episodes, seed: flags.seed, groupSize: flags.groupSize, concurrency: flags.concurrency, episode, saveTrajectories: save, ...(judge ? { judge: { policy: judge.policy.name, weight: judge.part.weight ?? 1, rubricFile: flags.judgeRubric ?? null } } : {}) },
     status: 'running',
     createdAt: nowIso(),
     finishedAt: null,
@@ -68,6 +72,7 @@ export async function playCommand(flags: PlayFlags): Promise<void> {
   const progress = startProgress(`play ${spec.name} ${policy.name}`, flags.episodes);
   let returnSum = 0;
   let finished = 0;
+  let judgeUnscored = 0;
   try {
     const result = await runRollouts({
       spec,
@@ -77,13 +82,14 @@ export async function playCommand(flags: PlayFlags): Promise<void> {
       groupSize: flags.groupSize,
       concurrency: flags.concurrency,
       episode,
-      rewards: spec.rewards?.(options),
+      rewards: withGroupParts(spec.rewards?.(options), judge ? [judge.part] : []),
       runId: run.id,
       keepTrajectories: false,
       onEvent: (event) => {
         if (event.type !== 'episode_finished') return;
         finished++;
         returnSum += event.trajectory.reward;
+        if (isGroupUnscored(event.trajectory)) judgeUnscored++;
         progress.update(event.progress.finished + event.progress.failed, `mean return ${(returnSum / finished).toFixed(3)}`);
       },
       onTrajectory: (t) => sink.add(t),
@@ -118,6 +124,7 @@ export async function playCommand(flags: PlayFlags): Promise<void> {
       episodesPerSec: s.episodesPerSec,
       savedTrajectories: sink.savedCount,
       quality: s.quality,
+      ...(judge ? { judge: judge.policy.name, judgeUnscoredEpisodes: judgeUnscored } : {}),
     };
     await store.finishRun(run.id, { status: 'finished', finishedAt: nowIso(), summary: report });
 
@@ -132,6 +139,7 @@ export async function playCommand(flags: PlayFlags): Promise<void> {
     for (const [part, value] of Object.entries(report.meanRewardParts)) out.line(`  reward part ${part.padEnd(10)} ${fmt(value)}`);
     out.line(`  episodes: ${report.finished} finished (${report.truncated} truncated), ${report.failed} failed`);
     for (const [reason, n] of Object.entries(report.failureReasons)) out.line(`    failed: ${reason} x${n}`);
+    if (judge) out.line(`  judge              ${judge.policy.name}; ${judgeUnscored} episodes in groups it could not score (no judge part)`);
     for (const line of formatQualityReport(s.quality)) out.line(`  ${line}`);
     out.line(`  run ${run.id} (${sink.savedCount} trajectories stored)`);
     out.result(report);
@@ -142,6 +150,7 @@ export async function playCommand(flags: PlayFlags): Promise<void> {
     throw err;
   } finally {
     await policy.close?.();
+    await judge?.policy.close?.();
     await store.close();
   }
 }

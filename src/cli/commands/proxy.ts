@@ -9,9 +9,10 @@ import type { Run } from '../../core/trajectory.ts';
 import { runIdSchema } from '../../store/recordSchemas.ts';
 import { openStore } from '../../store/open.ts';
 import { startProxy } from '../../server/proxy.ts';
+import { judgeFromFlags, type JudgeFlags } from '../../rewards/judge-flags.ts';
 import { makeOutput } from '../output.ts';
 
-export interface ProxyFlags {
+export interface ProxyFlags extends JudgeFlags {
   upstream: string;
   host: string;
   port: number;
@@ -19,6 +20,9 @@ export interface ProxyFlags {
   run?: string;
   bodyLimit?: number;
   requestTokenIds?: boolean;
+  /** For --judge openai:MODEL. */
+  baseUrl?: string;
+  apiKey?: string;
   json?: boolean;
 }
 
@@ -39,6 +43,7 @@ export async function proxyCommand(flags: ProxyFlags): Promise<void> {
   const runId = flags.run ?? newId('proxy');
   if (!runIdSchema.safeParse(runId).success) throw new UsageError(`--run: '${runId}' is not a valid run id (letters, digits, _ . -, starting with a letter or digit)`);
 
+  const judge = await judgeFromFlags(flags, { db: flags.db, baseUrl: flags.baseUrl, apiKey: flags.apiKey });
   const store = await openStore(flags.db);
   const run: Run = {
     id: runId,
@@ -56,6 +61,7 @@ export async function proxyCommand(flags: ProxyFlags): Promise<void> {
   const existing = await store.getRun(runId);
   if (existing && (existing.kind !== 'proxy' || existing.policy !== upstream)) {
     await store.close();
+    await judge?.policy.close?.();
     throw new UsageError(`--run: run '${runId}' exists and is not a proxy run of ${upstream}`);
   }
   if (!existing) await store.createRun(run);
@@ -68,10 +74,12 @@ export async function proxyCommand(flags: ProxyFlags): Promise<void> {
     port: flags.port,
     bodyLimit: flags.bodyLimit,
     requestTokenIds: !!flags.requestTokenIds,
+    judge: judge?.part,
   });
   out.line(`spindle proxy: ${proxy.url} -> ${upstream} (run ${runId})`);
   out.line(`  name a trajectory with the header x-spindle-trajectory or the base URL ${proxy.url}/t/ID/v1`);
-  out.result({ event: 'listening', url: proxy.url, runId, upstream });
+  if (judge) out.line(`  judge ${judge.policy.name}: POST ${proxy.url}/groups/TASK/judge scores a task's group`);
+  out.result({ event: 'listening', url: proxy.url, runId, upstream, judge: judge?.policy.name ?? null });
 
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
@@ -79,6 +87,7 @@ export async function proxyCommand(flags: ProxyFlags): Promise<void> {
     process.once('SIGTERM', stop);
   });
   await proxy.close();
+  await judge?.policy.close?.();
   const summary = proxy.recorder.summary();
   await store.finishRun(runId, { status: 'finished', finishedAt: nowIso(), summary });
   await store.close();

@@ -149,8 +149,10 @@ function progressPrinter(steps: number): (event: TrainEvent) => void {
         const done = event.step - firstStep;
         const perStep = done > 0 ? (now - firstStepAt) / 1000 / done : 0;
         const eta = (steps - event.step) * perStep;
+        // KL to the reference when the run has one, else between the sampler and the updated policy (k3, ≥ 0 up to rounding).
+        const kl = m['kl/reference'] ?? m['kl/policy'];
         write(
-          `step ${event.step}/${steps} reward ${fmt(m['reward/mean'], 3)} win ${pct(m['episodes/win_rate'])} KL ${fmt(m['kl/policy'], 5)} ` +
+          `step ${event.step}/${steps} reward ${fmt(m['reward/mean'], 3)} win ${pct(m['episodes/win_rate'])} KL ${fmt(kl === undefined ? undefined : Math.max(0, kl), 5)} ` +
             `rollout ${(m['throughput/rollout_tokens_per_s'] ?? 0).toFixed(0)} tok/s train ${(m['throughput/train_tokens_per_s'] ?? 0).toFixed(0)} tok/s ` +
             `episodes ${event.episodes} ETA ${Math.round(eta)}s`,
           event.step === steps,

@@ -5,7 +5,8 @@
  */
 import type { ToolSpec } from '../../core/messages.ts';
 import { Rng } from '../../core/random.ts';
-import type { Action, ActionValue, Env, EnvReset, EnvStep, InvalidActionRule, OracleAdvice } from '../env.ts';
+import type { Action, ActionValue, Env, EnvReset, EnvStep, InvalidActionRule, OracleAdvice, ReportQuestion } from '../env.ts';
+import { reportProperties, reportTargets } from '../report-arguments.ts';
 import { predict, update } from './forward.ts';
 import { drawModel, type HmmModel } from './model.ts';
 import type { HmmOptions } from './options.ts';
@@ -16,6 +17,8 @@ const MODEL_STREAM = 0;
 const CHAIN_STREAM = 1;
 
 export const GUESS_TOOL = 'guess_state';
+/** The report question (report option): the probability of each hidden state now. */
+export const STATE_QUESTION = 'p_state';
 
 /** Samples the hidden path and its signals for the whole episode. */
 export function samplePath(model: HmmModel, length: number, rng: Rng): { states: number[]; signals: number[] } {
@@ -67,6 +70,8 @@ export class HmmEnv implements Env {
     if (problem) throw new Error(`hmm: step called with an illegal action: ${problem}`);
     const guess = model.states.indexOf(action.arguments.state as string);
     const truth = this.path.states[this.turn];
+    const questions = this.reportQuestions();
+    const targets = questions.length > 0 ? reportTargets(questions, this.oracle()) : null;
     const reward = guess === truth ? 1 : 0;
     const expected = this.posterior[guess];
     this.correct += reward;
@@ -74,6 +79,7 @@ export class HmmEnv implements Env {
     const revealed = this.options.reveal ? { turn: this.turn - 1, state: truth } : null;
     const done = this.turn >= this.options.horizon;
     const info: Record<string, unknown> = { state: model.states[truth], expectedReward: expected, correct: this.correct };
+    if (targets) info.report = { questions, targets, outcomes: { [STATE_QUESTION]: model.states[truth] } };
     if (done) {
       info.oracleReturn = this.oracleExpected;
       return { observation: renderEnd(this.correct, this.options.horizon, revealed ? model.states[truth] : null), reward, done, truncated: false, info };
@@ -89,7 +95,8 @@ export class HmmEnv implements Env {
   validate(action: Action): string | null {
     const names = (this.model?.states ?? []).join(', ');
     if (action.name !== GUESS_TOOL) return `unknown action '${action.name}'; call ${GUESS_TOOL} with a state`;
-    const extra = Object.keys(action.arguments).filter((k) => k !== 'state');
+    const answers = this.options.report ? [STATE_QUESTION] : [];
+    const extra = Object.keys(action.arguments).filter((k) => k !== 'state' && !answers.includes(k));
     if (extra.length > 0) return `${GUESS_TOOL} takes only 'state' (got ${extra.join(', ')})`;
     const s = action.arguments.state;
     if (typeof s !== 'string' || !this.model?.states.includes(s)) return `state must be one of ${names} (got ${JSON.stringify(s)})`;
@@ -111,6 +118,12 @@ export class HmmEnv implements Env {
     const forecasts: Record<string, number> = {};
     model.states.forEach((name, k) => (forecasts[`p_state_${name}`] = this.posterior[k]));
     return { action: { name: GUESS_TOOL, arguments: { state: model.states[argmax(this.posterior)] } }, forecasts };
+  }
+
+  /** With the report option: the posterior over the hidden states (a choice; the oracle's target is the forward posterior). */
+  reportQuestions(): ReportQuestion[] {
+    if (!this.options.report || !this.model) return [];
+    return [{ name: STATE_QUESTION, kind: 'choice', options: this.model.states, text: 'the probability that the chain is in each hidden state now' }];
   }
 
   state(): Record<string, unknown> {
@@ -135,7 +148,7 @@ export class HmmEnv implements Env {
       description: 'Name the hidden state the chain is in now.',
       parameters: {
         type: 'object',
-        properties: { state: { type: 'string', enum: model.states, description: 'the hidden state' } },
+        properties: { state: { type: 'string', enum: model.states, description: 'the hidden state' }, ...reportProperties(this.reportQuestions()) },
         required: ['state'],
         additionalProperties: false,
       },

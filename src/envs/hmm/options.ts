@@ -1,5 +1,6 @@
 /** Options of the hmm env, validated where they enter (`--env-opt`, config files). */
 import { z } from 'zod';
+import { reportOptionsShape } from '../report-options.ts';
 
 const hundredthsRange = z
   .tuple([z.number().int().min(1).max(100), z.number().int().min(1).max(100)])
@@ -22,6 +23,7 @@ export const hmmOptionsSchema = z
     /** Retries after an illegal guess before the episode ends with `invalidPenalty`. */
     maxRetries: z.number().int().min(0).max(10).default(2),
     invalidPenalty: z.number().min(-100).max(0).default(-1),
+    ...reportOptionsShape,
   })
   .strict()
   .superRefine((o, ctx) => {

@@ -2,6 +2,7 @@
 import type { EnvSpec } from '../env.ts';
 import { HmmEnv } from './env.ts';
 import { hmmOptionsSchema, type HmmOptions } from './options.ts';
+import { reportRewards } from '../report-options.ts';
 
 export const hmmSpec: EnvSpec<HmmOptions> = {
   name: 'hmm',
@@ -14,5 +15,7 @@ export const hmmSpec: EnvSpec<HmmOptions> = {
       `A hidden Markov chain runs for ${o.horizon} turns. The first message gives its transition probabilities and how each hidden state emits signals.`,
       'Each turn the chain moves and you see one new signal. Call `guess_state` with the state you think the chain is in now, using every signal so far.',
       `You earn 1 for a right guess and 0 otherwise.${o.reveal ? ' After each guess the true state is revealed.' : ''}`,
+      ...(o.report ? ['In the same call, give `p_state`: your probability for each hidden state now (they sum to 1); it is scored with a proper scoring rule.'] : []),
     ].join('\n'),
+  rewards: reportRewards,
 };

@@ -5,7 +5,8 @@
  */
 import type { ToolSpec } from '../../core/messages.ts';
 import { Rng } from '../../core/random.ts';
-import type { Action, ActionValue, Env, EnvReset, EnvStep, InvalidActionRule, OracleAdvice } from '../env.ts';
+import type { Action, ActionValue, Env, EnvReset, EnvStep, InvalidActionRule, OracleAdvice, ReportQuestion } from '../env.ts';
+import { reportProperties, reportTargets } from '../report-arguments.ts';
 import { bestGridFraction, expectedLogGrowth, fractionGrid, kellyFraction } from './growth.ts';
 import { stepValues, type KellyOptions } from './options.ts';
 import { describeGrid, renderKelly, type LastBet } from './render.ts';
@@ -15,6 +16,8 @@ const PARAM_STREAM = 0;
 const OUTCOME_STREAM = 1;
 
 export const BET_TOOL = 'bet';
+/** The report question (report option): the probability that the next bet wins. */
+export const WIN_QUESTION = 'p_win';
 
 export class KellyEnv implements Env {
   readonly kind = 'dense' as const;
@@ -54,6 +57,8 @@ export class KellyEnv implements Env {
     const problem = this.validate(action);
     if (problem) throw new Error(`kelly: step called with an illegal action: ${problem}`);
     const f = action.arguments.fraction as number;
+    const questions = this.reportQuestions();
+    const targets = questions.length > 0 ? reportTargets(questions, this.oracle()) : null;
     // One draw per bet whatever the stake, so every policy faces the same sequence of wins and losses.
     const won = outcomes.next() < this.p;
     const before = this.bankroll;
@@ -64,13 +69,15 @@ export class KellyEnv implements Env {
     this.last = { fraction: f, won, before, after: this.bankroll };
     const done = this.turn >= this.options.horizon;
     const info: Record<string, unknown> = { won, bankroll: this.bankroll, logGrowth: this.logGrowth };
+    if (targets) info.report = { questions, targets, outcomes: { [WIN_QUESTION]: won ? 1 : 0 } };
     if (done) info.oracleReturn = this.options.horizon * this.bestGrowth();
     return { observation: this.render(), reward: growth, done, truncated: false, info };
   }
 
   validate(action: Action): string | null {
     if (action.name !== BET_TOOL) return `unknown action '${action.name}'; call ${BET_TOOL} with a fraction`;
-    const extra = Object.keys(action.arguments).filter((k) => k !== 'fraction');
+    const answers = this.options.report ? [WIN_QUESTION] : [];
+    const extra = Object.keys(action.arguments).filter((k) => k !== 'fraction' && !answers.includes(k));
     if (extra.length > 0) return `${BET_TOOL} takes only 'fraction' (got ${extra.join(', ')})`;
     const f = action.arguments.fraction;
     if (typeof f !== 'number' || !Number.isFinite(f)) return `fraction must be a number, one of ${describeGrid(this.grid)}`;
@@ -98,8 +105,14 @@ export class KellyEnv implements Env {
     const fraction = bestGridFraction(this.p, this.b, this.grid);
     return {
       action: { name: BET_TOOL, arguments: { fraction } },
-      forecasts: { kelly_fraction: kellyFraction(this.p, this.b), expected_log_growth: this.bestGrowth() },
+      forecasts: { kelly_fraction: kellyFraction(this.p, this.b), expected_log_growth: this.bestGrowth(), [WIN_QUESTION]: this.p },
     };
+  }
+
+  /** With the report option: the probability that the next bet wins (the oracle's target is p). */
+  reportQuestions(): ReportQuestion[] {
+    if (!this.options.report) return [];
+    return [{ name: WIN_QUESTION, kind: 'probability', text: 'the probability that this bet wins' }];
   }
 
   state(): Record<string, unknown> {
@@ -123,7 +136,10 @@ export class KellyEnv implements Env {
       description: 'Stake a fraction of your current bankroll on the next bet.',
       parameters: {
         type: 'object',
-        properties: { fraction: { type: 'number', enum: this.grid, description: 'fraction of the bankroll to stake' } },
+        properties: {
+          fraction: { type: 'number', enum: this.grid, description: 'fraction of the bankroll to stake' },
+          ...reportProperties(this.reportQuestions()),
+        },
         required: ['fraction'],
         additionalProperties: false,
       },

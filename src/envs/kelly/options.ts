@@ -1,6 +1,7 @@
 /** Options of the kelly env, validated where they enter (`--env-opt`, config files). */
 import { z } from 'zod';
 import { roundGridValue } from './growth.ts';
+import { reportOptionsShape } from '../report-options.ts';
 
 const range = (min: number, max: number) =>
   z
@@ -24,6 +25,7 @@ export const kellyOptionsSchema = z
     /** Retries after an illegal bet before the episode ends with `invalidPenalty`. */
     maxRetries: z.number().int().min(0).max(10).default(2),
     invalidPenalty: z.number().min(-100).max(0).default(-1),
+    ...reportOptionsShape,
   })
   .strict()
   .superRefine((o, ctx) => {

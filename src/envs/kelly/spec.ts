@@ -3,6 +3,7 @@ import type { EnvSpec } from '../env.ts';
 import { KellyEnv } from './env.ts';
 import { bestGridFraction, expectedLogGrowth, fractionGrid } from './growth.ts';
 import { kellyOptionsSchema, stepValues, type KellyOptions } from './options.ts';
+import { reportRewards } from '../report-options.ts';
 
 /**
  * The oracle's expected return before the episode's p and b are drawn: horizon × the mean, over the
@@ -28,6 +29,8 @@ export const kellySpec: EnvSpec<KellyOptions> = {
       `You manage a bankroll over ${o.horizon} bets. Each bet wins with the probability shown and then pays the stake times the net odds shown; a loss forfeits the stake.`,
       'Each turn call `bet` with the fraction of your current bankroll to stake (0 means skip this bet).',
       'Your reward for a bet is the log of your bankroll growth, ln(new bankroll / old bankroll). Maximise its expected value.',
+      ...(o.report ? ['In the same call, give `p_win`: your probability that this bet wins; it is scored with a proper scoring rule.'] : []),
     ].join('\n'),
+  rewards: reportRewards,
   exact: { optimalReturn: kellyOptimalReturn },
 };

@@ -4,7 +4,8 @@
  */
 import type { ToolSpec } from '../../core/messages.ts';
 import { Rng } from '../../core/random.ts';
-import type { Action, ActionValue, Env, EnvReset, EnvStep, InvalidActionRule, OracleAdvice } from '../env.ts';
+import type { Action, ActionValue, Env, EnvReset, EnvStep, InvalidActionRule, OracleAdvice, ReportQuestion } from '../env.ts';
+import { reportProperties, reportTargets } from '../report-arguments.ts';
 import { sampleDemand, type DemandDistribution } from './demand.ts';
 import { wholeNumbers, type NewsvendorOptions } from './options.ts';
 import { criticalFractile, criticalRatio, expectedProfits, profit, type UnitEconomics } from './profit.ts';
@@ -15,6 +16,8 @@ const PARAM_STREAM = 0;
 const DEMAND_STREAM = 1;
 
 export const ORDER_TOOL = 'order';
+/** The report question (report option): today's demand quantile at the critical ratio. */
+export const DEMAND_QUESTION = 'demand_quantile';
 
 /** The episode's setting: unit economics and every day's demand distribution, drawn at reset. */
 export interface NewsvendorEpisode {
@@ -67,6 +70,8 @@ export class NewsvendorEnv implements Env {
     const problem = this.validate(action);
     if (problem) throw new Error(`newsvendor: step called with an illegal action: ${problem}`);
     const ordered = action.arguments.quantity as number;
+    const questions = this.reportQuestions();
+    const targets = questions.length > 0 ? reportTargets(questions, this.oracle()) : null;
     // One draw per day whatever the order, so every policy faces the same demands.
     const demand = sampleDemand(dist, demands.next());
     const reward = profit(episode.economics, ordered, demand);
@@ -75,13 +80,15 @@ export class NewsvendorEnv implements Env {
     this.last = { ordered, demand, profit: reward };
     const done = this.day >= this.options.horizon;
     const info: Record<string, unknown> = { demand, totalProfit: this.totalProfit };
+    if (targets) info.report = { questions, targets, outcomes: { [DEMAND_QUESTION]: demand } };
     if (done) info.oracleReturn = this.oracleReturn(episode);
     return { observation: this.render(), reward, done, truncated: false, info };
   }
 
   validate(action: Action): string | null {
     if (action.name !== ORDER_TOOL) return `unknown action '${action.name}'; call ${ORDER_TOOL} with a quantity`;
-    const extra = Object.keys(action.arguments).filter((k) => k !== 'quantity');
+    const answers = this.options.report ? [DEMAND_QUESTION] : [];
+    const extra = Object.keys(action.arguments).filter((k) => k !== 'quantity' && !answers.includes(k));
     if (extra.length > 0) return `${ORDER_TOOL} takes only 'quantity' (got ${extra.join(', ')})`;
     const q = action.arguments.quantity;
     if (typeof q !== 'number' || !Number.isInteger(q)) return `quantity must be a whole number from 0 to ${this.options.maxOrder}`;
@@ -109,8 +116,27 @@ export class NewsvendorEnv implements Env {
       forecasts: {
         critical_ratio: criticalRatio(episode.economics),
         expected_profit: expectedProfits(episode.economics, dist, this.options.maxOrder)[quantity],
+        // The critical fractile is F⁻¹(critical ratio) (capped at maxOrder): the demand quantile asked.
+        [DEMAND_QUESTION]: quantity,
       },
     };
+  }
+
+  /**
+   * With the report option: the demand quantile at the critical ratio (its level), in 0..maxOrder;
+   * the oracle's target is the critical fractile. Asked only while the episode has a day to play.
+   */
+  reportQuestions(): ReportQuestion[] {
+    if (!this.options.report || !this.episode) return [];
+    return [
+      {
+        name: DEMAND_QUESTION,
+        kind: 'quantile',
+        level: criticalRatio(this.episode.economics),
+        range: [0, this.options.maxOrder],
+        text: "the demand level that today's demand stays at or below with probability equal to the critical ratio (price − cost) / (price − salvage)",
+      },
+    ];
   }
 
   state(): Record<string, unknown> {
@@ -134,7 +160,10 @@ export class NewsvendorEnv implements Env {
       description: "Order stock for today's sales.",
       parameters: {
         type: 'object',
-        properties: { quantity: { type: 'integer', minimum: 0, maximum: this.options.maxOrder, description: 'units to order' } },
+        properties: {
+          quantity: { type: 'integer', minimum: 0, maximum: this.options.maxOrder, description: 'units to order' },
+          ...reportProperties(this.reportQuestions()),
+        },
         required: ['quantity'],
         additionalProperties: false,
       },

@@ -1,5 +1,6 @@
 /** Options of the newsvendor env, validated where they enter (`--env-opt`, config files). */
 import { z } from 'zod';
+import { reportOptionsShape } from '../report-options.ts';
 
 const intRange = (min: number, max: number) =>
   z
@@ -24,6 +25,7 @@ export const newsvendorOptionsSchema = z
     /** Retries after an illegal order before the episode ends with `invalidPenalty`. */
     maxRetries: z.number().int().min(0).max(10).default(2),
     invalidPenalty: z.number().min(-1e6).max(0).default(-50),
+    ...reportOptionsShape,
   })
   .strict()
   .superRefine((o, ctx) => {

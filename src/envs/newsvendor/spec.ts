@@ -3,6 +3,7 @@ import type { EnvSpec } from '../env.ts';
 import type { DemandDistribution } from './demand.ts';
 import { bestExpectedProfit, NewsvendorEnv } from './env.ts';
 import { newsvendorOptionsSchema, wholeNumbers, type NewsvendorOptions } from './options.ts';
+import { reportRewards } from '../report-options.ts';
 
 const MAX_COMBINATIONS = 1_000_000;
 
@@ -43,6 +44,10 @@ export const newsvendorSpec: EnvSpec<NewsvendorOptions> = {
       `You run a stall for ${o.horizon} days selling a perishable item. Each morning you see the price, the unit cost, the salvage value of unsold units and the day's demand distribution.`,
       'Call `order` with how many units to stock. You sell the smaller of your stock and the demand; leftovers are salvaged at the end of the day.',
       "Your reward each day is that day's profit: sales revenue plus salvage minus the cost of the units ordered. Maximise its expected value.",
+      ...(o.report
+        ? ['In the same call, give `demand_quantile`: the demand level that today\'s demand stays at or below with probability (price − cost) / (price − salvage); it is scored with the pinball loss.']
+        : []),
     ].join('\n'),
+  rewards: reportRewards,
   exact: { optimalReturn: newsvendorOptimalReturn },
 };

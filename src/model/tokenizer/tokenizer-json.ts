@@ -1,17 +1,20 @@
 /**
  * The `tokenizer.json` of a byte-level BPE tokenizer, in the layout Hugging Face tokenizers writes
- * (Qwen2/Qwen3 use the same pipeline): Split by Qwen's regex, ByteLevel without its own regex,
+ * (Qwen2/Qwen3 use the same pipeline): Split by a regex, ByteLevel without its own regex,
  * BPE with vocab + merges, ByteLevel decoder. No normaliser, so every string round trips exactly.
  */
 import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
 import { BYTE_TO_CHAR } from './byte-level.ts';
 
 /**
- * Qwen2/Qwen3's pre-tokenizer regex: contractions, words with one leading non-letter, single digits
- * (numbers split digit by digit), punctuation runs, newlines, spaces.
+ * The pre-tokenizer regex: Qwen2/Qwen3's (contractions, words with one leading non-letter,
+ * punctuation runs, newlines, spaces) except that numbers are cut in runs of up to three digits, as
+ * Llama 3's and GPT-4's are, instead of digit by digit. A from-scratch model then reads "16" as one
+ * token that BPE can learn, not as "1" then "6" it must first learn to combine (measured on
+ * Blackjack: the hand's sum is what the decision depends on).
  */
-export const QWEN_SPLIT_REGEX =
-  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+export const SPLIT_REGEX =
+  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
 export interface AddedTokenSpec {
   content: string;
@@ -31,7 +34,7 @@ function preTokenizerConfig(): Record<string, unknown> {
   return {
     type: 'Sequence',
     pretokenizers: [
-      { type: 'Split', pattern: { Regex: QWEN_SPLIT_REGEX }, behavior: 'Isolated', invert: false },
+      { type: 'Split', pattern: { Regex: SPLIT_REGEX }, behavior: 'Isolated', invert: false },
       BYTE_LEVEL,
     ],
   };
