@@ -57,22 +57,34 @@ export function countParams(cfg: ModelConfig): number {
   return Object.values(paramShapes(cfg)).reduce((n, shape) => n + shape.reduce((a, b) => a * b, 1), 0);
 }
 
-const INIT_STD = 0.02;
+/**
+ * The init's standard deviation: 1/√hidden (fan-in scaling), not below 0.02, GPT-2 and
+ * Llama's value, which 1/√hidden reaches at hidden 2,500. For a small from-scratch model 0.02 is far
+ * too small: attention and the residual projections start near zero and learning sits on a long
+ * plateau (measured on the default model, hidden 128: copying a number from the prompt was not
+ * learned in 80 steps at std 0.02 and was by step 30 at 0.05; supervised on Blackjack's oracle, the
+ * answer stayed the same in every state for 120 steps at 0.02 and followed the state at 1/√128).
+ */
+export function initStd(cfg: ModelConfig): number {
+  return Math.max(0.02, 1 / Math.sqrt(cfg.hiddenSize));
+}
 
 /**
- * Seeded random init (GPT-2 / Llama practice): weights ~ N(0, 0.02²), the projections that write
- * into the residual stream (o_proj, down_proj) scaled by 1/√(2·layers), norms 1, biases 0.
+ * Seeded random init (GPT-2 / Llama practice, scaled by width): weights ~ N(0, initStd²), the
+ * projections that write into the residual stream (o_proj, down_proj) scaled by 1/√(2·layers),
+ * norms 1, biases 0.
  */
 export function initHostParams(cfg: ModelConfig, seed: number): HostParams {
   const rng = new Rng(seed, 0x5eed);
-  const residualStd = INIT_STD / Math.sqrt(2 * cfg.numLayers);
+  const std = initStd(cfg);
+  const residualStd = std / Math.sqrt(2 * cfg.numLayers);
   const out: HostParams = {};
   for (const [name, shape] of Object.entries(paramShapes(cfg))) {
     const data = new Float32Array(shape.reduce((a, b) => a * b, 1));
     if (name.endsWith('norm.weight')) data.fill(1);
     else if (!name.endsWith('.bias')) {
-      const std = name.endsWith('o_proj.weight') || name.endsWith('down_proj.weight') ? residualStd : INIT_STD;
-      for (let i = 0; i < data.length; i++) data[i] = rng.normal() * std;
+      const scale = name.endsWith('o_proj.weight') || name.endsWith('down_proj.weight') ? residualStd : std;
+      for (let i = 0; i < data.length; i++) data[i] = rng.normal() * scale;
     }
     out[name] = { shape, data };
   }

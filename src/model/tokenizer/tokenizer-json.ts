@@ -8,13 +8,14 @@ import { BYTE_TO_CHAR } from './byte-level.ts';
 
 /**
  * The pre-tokenizer regex: Qwen2/Qwen3's (contractions, words with one leading non-letter,
- * punctuation runs, newlines, spaces) except that numbers are cut in runs of up to three digits, as
- * Llama 3's and GPT-4's are, instead of digit by digit. A from-scratch model then reads "16" as one
- * token that BPE can learn, not as "1" then "6" it must first learn to combine (measured on
- * Blackjack: the hand's sum is what the decision depends on).
+ * punctuation runs, newlines, spaces) except for numbers, which are cut in runs of up to three
+ * digits as Llama 3's and GPT-4's are, and take one leading space as words do (GPT-2's ` ?\p{N}+`),
+ * instead of going digit by digit. A from-scratch model then reads " 16" as one token BPE can
+ * learn, whose identity alone says it is a number at this place, not "1" then "6" it must first
+ * learn to combine (measured on Blackjack, whose decision depends on the hand's sum).
  */
 export const SPLIT_REGEX =
-  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+| ?\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
 export interface AddedTokenSpec {
   content: string;
