@@ -78,7 +78,8 @@ async function optimise<O extends Record<string, unknown>>(ctx: RlStepContext<O>
         cos: cos.ref,
         sin: sin.ref,
         attnMask: attnMask.ref,
-        prefix: prefix && tree.ref(prefix),
+        // jit's tree flattening rejects an undefined leaf: a layout without a shared prefix leaves the key out.
+        ...(prefix ? { prefix: tree.ref(prefix) } : {}),
       });
     }
     out.push({ result: await ctx.trainer.step(inputs), layout });

@@ -112,3 +112,14 @@ test('the corpus plays every registered env and trains a tokenizer from it', asy
   assert.ok(chars / tokens > 2.5, `compression ${chars / tokens} chars/token`);
   assert.deepEqual(await buildTokenizerCorpus({ episodesPerEnv: 2, maxSteps: 4 }), texts, 'deterministic');
 });
+
+test('numbers are pre-tokenized in runs of up to three digits with one leading space, so " 16" can be one token', async () => {
+  const { byteLevelPreTokenizer } = await import('../../src/model/tokenizer/tokenizer-json.ts');
+  const split = byteLevelPreTokenizer([]);
+  // Byte-level strings: 'Ġ' is the space.
+  assert.deepEqual(split('sum 16, dealer 1234.'), ['sum', 'Ġ16', ',', 'Ġdealer', 'Ġ123', '4', '.']);
+  const numbers = trainDefaultTokenizer(Array.from({ length: 20 }, () => 'Your hand: 10, 6 (sum 16). Dealer shows: 10.'), { vocabSize: 300 });
+  const tokenizer = tokenizerFromJson(numbers.tokenizerJson, numbers.tokenizerConfig);
+  const ids = tokenizer.encode('sum 16');
+  assert.deepEqual(ids.map((id) => tokenizer.decode([id])), ['sum', ' 16']);
+});
