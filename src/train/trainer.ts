@@ -162,7 +162,9 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
         maxTokens: settings.episode.maxTokens,
         temperature: settings.episode.temperature,
         concurrency: settings.rollout.concurrency,
-        shapes,
+        // Its own layouts: a language-model warm start trains every token after the first, so it
+        // shares no prefix, and RL's layouts must not inherit that (they share the system turn).
+        shapes: new LayoutShapes({ rows: settings.update.rows, length: settings.update.rowLength }),
         onStep: (step, loss) => emit({ type: 'warm-start-step', step, maxSteps: settings.warmStart.maxSteps, loss }),
         onCheck: (check) => emit({ type: 'warm-start-check', check }),
       });

@@ -4,12 +4,17 @@ import { test } from 'node:test';
 import { UsageError } from '../../src/core/errors.ts';
 import { applyFlagOverrides, parseTrainConfig } from '../../src/train/train-config.ts';
 
-test('defaults: GRPO with zero-variance groups dropped, clipped loss, no KL, warm start on', () => {
+test('defaults: GRPO with zero-variance groups dropped, clipped loss, KL to the warm start, warm start on', () => {
   const c = parseTrainConfig({});
   assert.equal(c.advantage.estimator, 'grpo');
   assert.equal(c.advantage.dropZeroVariance, true);
   assert.equal(c.loss.policyLoss, 'ppo_clip');
-  assert.equal(c.loss.klBeta, 0);
+  assert.equal(c.loss.klBeta, 1);
+  // Setting another loss field keeps the KL default; 0 turns it off.
+  assert.equal(parseTrainConfig({ loss: { clipHigh: 0.3 } }).loss.klBeta, 1);
+  assert.equal(parseTrainConfig({ loss: { klBeta: 0 } }).loss.klBeta, 0);
+  assert.equal(c.warmStart.languageModel, true);
+  assert.equal(c.groupSize, 16);
   assert.equal(c.episode.temperature, 1);
   assert.ok(c.warmStart.maxSteps > 0);
   assert.equal(c.threads, null);
