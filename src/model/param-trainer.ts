@@ -4,7 +4,7 @@
  * their arrays are created and released, so memory stays flat over thousands of steps.
  */
 import type { JsTree } from '@jax-js/jax';
-import { AdamW, adamwUpdate, clipByGlobalNorm, learningRate, stepScalars, type AdamWOptions, type StepScalars } from '../train/adamw.ts';
+import { AdamW, adamwUpdate, clipByGlobalNorm, learningRate, stepScalars, type AdamWOptions, type StepScalars } from './adamw.ts';
 import { jit, tree, valueAndGrad, type Tensor } from './engine.ts';
 import type { Params } from './params.ts';
 

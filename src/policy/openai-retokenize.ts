@@ -14,8 +14,7 @@ import { ChatTemplate } from '../model/chat-template.ts';
 import { readChatTemplateSource } from '../model/chat-template-source.ts';
 import { parseGenerationConfig } from '../model/checkpoint-generation.ts';
 import { readJsonFile, tokenizerFromJson, type Tokenizer } from '../model/tokenizer/tokenizer.ts';
-import type { ModelAssets } from '../train/default-model.ts';
-import { assistantCompletionText } from '../train/warm-start-demos.ts';
+import { assistantCompletionText } from '../model/assistant-completion-text.ts';
 
 /** What re-tokenisation needs of a model folder: its tokenizer, chat template and end-of-turn ids. */
 export interface RetokenizerAssets {
@@ -73,8 +72,7 @@ export function retokenizeCompletion(assets: RetokenizerAssets, messages: Messag
     ...(answer.reasoning !== undefined ? { reasoning: answer.reasoning } : {}),
     ...(toolCalls ? { toolCalls } : {}),
   };
-  // assistantCompletionText reads only the tokenizer, the chat template and the stop ids.
-  let text = assistantCompletionText(assets as ModelAssets, messages, tools, message);
+  let text = assistantCompletionText(assets, messages, tools, message);
   if (answer.finishReason === 'length') {
     const stop = assets.stopTokenIds.map((id) => assets.tokenizer.decode([id])).find((s) => text.endsWith(s));
     if (stop !== undefined) text = text.slice(0, text.length - stop.length);

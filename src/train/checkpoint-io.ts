@@ -13,7 +13,7 @@ import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.ts';
 import { modelConfigToHf, parseModelConfig } from '../model/config.ts';
 import { paramShapes, type HostParams } from '../model/params.ts';
 import { readSafetensors, writeSafetensors, type TensorMap } from '../model/safetensors.ts';
-import type { AdamWState } from './adamw.ts';
+import type { AdamWState } from '../model/adamw.ts';
 import { modelAssets, type ModelAssets } from './default-model.ts';
 
 export const OPTIMIZER_FILE = 'optimizer.safetensors';

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { advantageConfigSchema } from '../advantage/compute.ts';
 import { UsageError } from '../core/errors.ts';
 import { describeZodError } from '../core/schemas.ts';
-import { adamwConfigSchema } from './adamw.ts';
+import { adamwConfigSchema } from '../model/adamw.ts';
 import { lossConfigSchema } from './loss-config.ts';
 import { samplesConfigSchema } from './samples-config.ts';
 

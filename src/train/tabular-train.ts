@@ -16,7 +16,7 @@ import { nn, np } from '../model/engine.ts';
 import { ParamTrainer } from '../model/param-trainer.ts';
 import type { Params } from '../model/params.ts';
 import { runRollouts } from '../rollout/rollouts.ts';
-import { adamwConfigSchema } from './adamw.ts';
+import { adamwConfigSchema } from '../model/adamw.ts';
 import { lossConfigSchema, parseLossConfig } from './loss-config.ts';
 import { policyLoss } from './loss-rl.ts';
 import { TabularPolicy } from './tabular.ts';

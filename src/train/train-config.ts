@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { advantageConfigSchema } from '../advantage/compute.ts';
 import { UsageError } from '../core/errors.ts';
 import { describeZodError } from '../core/schemas.ts';
-import { adamwConfigSchema, parseAdamWConfig } from './adamw.ts';
+import { adamwConfigSchema, parseAdamWConfig } from '../model/adamw.ts';
 import { lossConfigSchema, parseLossConfig } from './loss-config.ts';
 import { samplesConfigSchema } from './samples-config.ts';
 

@@ -14,7 +14,7 @@ import { ParamTrainer } from '../model/param-trainer.ts';
 import { toHostParams, toParams, type Params } from '../model/params.ts';
 import type { EmbeddedPolicy } from '../policy/embedded.ts';
 import type { Store } from '../store/store.ts';
-import { AdamW } from './adamw.ts';
+import { AdamW } from '../model/adamw.ts';
 import { loadModelFolder, saveModelFolder, saveTrainCheckpoint, type TrainCheckpoint } from './checkpoint-io.ts';
 import { createDefaultModel, type ModelAssets } from './default-model.ts';
 import { parseLossConfig } from './loss-config.ts';

@@ -13,6 +13,7 @@ import { randomPolicy } from '../policy/scripted.ts';
 import { runRollouts } from '../rollout/rollouts.ts';
 import type { ModelAssets } from './default-model.ts';
 import type { LayoutSample } from './rl-batch.ts';
+import { assistantCompletionText } from '../model/assistant-completion-text.ts';
 
 export interface Demonstrations {
   /** One sequence per episode where its calls' ids are prefix-stable, else one per call. */
@@ -40,24 +41,6 @@ export interface DemoRequest<O extends Record<string, unknown>> {
    * the outcome), so this teaches no strategy; it gives RL a model that can see the state.
    */
   languageModel: boolean;
-}
-
-/** The completion text of an assistant message: the template's render of it, after the generation prompt, through end of turn. */
-export function assistantCompletionText(assets: ModelAssets, messages: Message[], tools: ToolSpec[], answer: Message): string {
-  const before = assets.chatTemplate.render(messages, { tools, addGenerationPrompt: true });
-  const after = assets.chatTemplate.render([...messages, answer], { tools });
-  if (!after.startsWith(before)) {
-    throw new Error('warm start: the chat template does not render an assistant answer as a continuation of its generation prompt');
-  }
-  const rest = after.slice(before.length);
-  const stops = assets.stopTokenIds.map((id) => assets.tokenizer.decode([id]));
-  let end = -1;
-  for (const stop of stops) {
-    const at = rest.indexOf(stop);
-    if (at !== -1 && (end === -1 || at + stop.length < end)) end = at + stop.length;
-  }
-  if (end === -1) throw new Error(`warm start: the rendered answer has no end-of-turn token (${stops.join(', ')})`);
-  return rest.slice(0, end);
 }
 
 /**

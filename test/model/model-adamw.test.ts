@@ -4,7 +4,7 @@ import { UsageError } from '../../src/core/errors.ts';
 import { initEngine, np, type Tensor } from '../../src/model/engine.ts';
 import { ParamTrainer } from '../../src/model/param-trainer.ts';
 import { toHostParams, toParams, type Params } from '../../src/model/params.ts';
-import { AdamW, learningRate, parseAdamWConfig, type AdamWConfig } from '../../src/train/adamw.ts';
+import { AdamW, learningRate, parseAdamWConfig, type AdamWConfig } from '../../src/model/adamw.ts';
 import { maxAbsDiff } from './model-fixtures.ts';
 
 before(async () => {

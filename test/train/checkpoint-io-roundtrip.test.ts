@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { before, test } from 'node:test';
 import { initEngine } from '../../src/model/engine.ts';
 import { loadEmbeddedPolicy } from '../../src/policy/embedded-load.ts';
-import type { AdamWState } from '../../src/train/adamw.ts';
+import type { AdamWState } from '../../src/model/adamw.ts';
 import { checkpointPath, loadModelFolder, loadTrainCheckpoint, saveTrainCheckpoint, TRAINER_STATE_FILE } from '../../src/train/checkpoint-io.ts';
 import { createDefaultModel, paddedVocab } from '../../src/train/default-model.ts';
 import { parseTrainConfig } from '../../src/train/train-config.ts';

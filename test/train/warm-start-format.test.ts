@@ -14,7 +14,8 @@ import { parseTrainConfig } from '../../src/train/train-config.ts';
 import { trainerPolicy } from '../../src/train/trainer-policy.ts';
 import { demoSeeds } from '../../src/train/trainer-seeds.ts';
 import { warmStart } from '../../src/train/warm-start.ts';
-import { assistantCompletionText, packEpisode, warmStartDemonstrations } from '../../src/train/warm-start-demos.ts';
+import { assistantCompletionText } from '../../src/model/assistant-completion-text.ts';
+import { packEpisode, warmStartDemonstrations } from '../../src/train/warm-start-demos.ts';
 import { pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
 
 before(async () => {

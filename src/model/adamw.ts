@@ -6,8 +6,8 @@
 import { z } from 'zod';
 import { UsageError } from '../core/errors.ts';
 import { describeZodError } from '../core/schemas.ts';
-import { np, tree, type Tensor } from '../model/engine.ts';
-import { toHostParams, toParams, type HostParams, type Params } from '../model/params.ts';
+import { np, tree, type Tensor } from './engine.ts';
+import { toHostParams, toParams, type HostParams, type Params } from './params.ts';
 
 export const adamwConfigSchema = z.object({
   lr: z.number().positive(),
