@@ -21,6 +21,24 @@ const JUDGE_RUBRIC_HELP = 'a text file with the rubric the judge scores by (defa
 const JUDGE_WEIGHT_HELP = 'weight of the judge part in the total reward (default 1)';
 const TOKENIZER_HELP = 'model folder (tokenizer.json, tokenizer_config.json with its chat template) that re-tokenises answers of an --policy openai:MODEL server that reports no token ids (marked approximate)';
 
+/** The flags play and eval share: the env, the seeds, episode limits, storage, a remote policy's endpoint. */
+function withEpisodeOptions(command: Command, episodesHelp: string): Command {
+  return command
+    .requiredOption('--env <name|path>', 'built-in env name or a path to a module exporting an EnvSpec')
+    .option('--episodes <n>', episodesHelp, intFlag('--episodes', 1, 100_000_000), 1000)
+    .option('--seed <s>', 'first seed; episodes use seeds s, s+1, ...', intFlag('--seed', 0, 2 ** 32 - 1), 0)
+    .option('--env-opt <key=value>', 'env option (repeatable)', collect, [])
+    .option('--concurrency <n>', 'episodes in flight at once', intFlag('--concurrency', 1, 4096), 64)
+    .option('--max-turns <n>', 'decisions per episode before it is truncated', intFlag('--max-turns', 1, 100_000))
+    .option('--max-tokens <n>', 'max new tokens per LLM call', intFlag('--max-tokens', 1, 1_000_000))
+    .option('--save-trajectories <all|none|N>', 'which trajectories to store', 'all')
+    .option('--base-url <url>', BASE_URL_HELP)
+    .option('--api-key <key>', API_KEY_HELP)
+    .option('--tokenizer <dir>', TOKENIZER_HELP)
+    .option('--db <path>', DB_HELP)
+    .option('--json', 'print one JSON object as the last line');
+}
+
 export function registerCommands(program: Command): void {
   program
     .command('envs')
@@ -28,28 +46,18 @@ export function registerCommands(program: Command): void {
     .option('--json', 'print one JSON object as the last line')
     .action((opts) => envsCommand(opts));
 
-  program
-    .command('play')
-    .description('play episodes of an env with a policy and report the results')
-    .requiredOption('--env <name|path>', 'built-in env name or a path to a module exporting an EnvSpec')
-    .requiredOption('--policy <name>', 'random, oracle, stick-at-N, always-stick, model:DIR, ...')
-    .option('--episodes <n>', 'episodes to play', intFlag('--episodes', 1, 100_000_000), 1000)
-    .option('--seed <s>', 'first seed; episodes use seeds s, s+1, ...', intFlag('--seed', 0, 2 ** 32 - 1), 0)
-    .option('--env-opt <key=value>', 'env option (repeatable)', collect, [])
+  withEpisodeOptions(
+    program
+      .command('play')
+      .description('play episodes of an env with a policy and report the results')
+      .requiredOption('--policy <name>', 'random, oracle, stick-at-N, always-stick, model:DIR, ...'),
+    'episodes to play',
+  )
     .option('--group-size <g>', 'samples per seed', intFlag('--group-size', 1, 1024), 1)
-    .option('--concurrency <n>', 'episodes in flight at once', intFlag('--concurrency', 1, 4096), 64)
-    .option('--max-turns <n>', 'decisions per episode before it is truncated', intFlag('--max-turns', 1, 100_000))
-    .option('--max-tokens <n>', 'max new tokens per LLM call', intFlag('--max-tokens', 1, 1_000_000))
     .option('--temperature <t>', 'sampling temperature for LLM policies', numberFlag('--temperature', 0, 10))
-    .option('--save-trajectories <all|none|N>', 'which trajectories to store', 'all')
-    .option('--base-url <url>', BASE_URL_HELP)
-    .option('--api-key <key>', API_KEY_HELP)
-    .option('--tokenizer <dir>', TOKENIZER_HELP)
     .option('--judge <policy>', JUDGE_HELP)
     .option('--judge-rubric <file>', JUDGE_RUBRIC_HELP)
     .option('--judge-weight <w>', JUDGE_WEIGHT_HELP, numberFlag('--judge-weight', -1e6, 1e6))
-    .option('--db <path>', DB_HELP)
-    .option('--json', 'print one JSON object as the last line')
     .action((opts) => playCommand(opts));
 
   program
@@ -69,25 +77,15 @@ export function registerCommands(program: Command): void {
     .option('--json', 'print one JSON object as the last line')
     .action((run, opts) => showCommand(run, opts));
 
-  program
-    .command('eval')
-    .description('evaluate policies on the same seeds: returns, exact values, the oracle, head-to-head rates')
-    .requiredOption('--env <name|path>', 'built-in env name or a path to a module exporting an EnvSpec')
-    .option('--policy <name>', 'a policy to evaluate (repeatable): random, oracle, stick-at-N, model:DIR, run:RUN[@STEP], ...', collect, [])
-    .option('--episodes <n>', 'episodes per policy, one per seed', intFlag('--episodes', 1, 100_000_000), 1000)
-    .option('--seed <s>', 'first seed; episodes use seeds s, s+1, ...', intFlag('--seed', 0, 2 ** 32 - 1), 0)
-    .option('--env-opt <key=value>', 'env option (repeatable)', collect, [])
+  withEpisodeOptions(
+    program
+      .command('eval')
+      .description('evaluate policies on the same seeds: returns, exact values, the oracle, head-to-head rates')
+      .option('--policy <name>', 'a policy to evaluate (repeatable): random, oracle, stick-at-N, model:DIR, run:RUN[@STEP], ...', collect, []),
+    'episodes per policy, one per seed',
+  )
     .option('--temperature <t>', 'sampling temperature for LLM policies (0 = greedy)', numberFlag('--temperature', 0, 10), 0)
-    .option('--max-turns <n>', 'decisions per episode before it is truncated', intFlag('--max-turns', 1, 100_000))
-    .option('--max-tokens <n>', 'max new tokens per LLM call', intFlag('--max-tokens', 1, 1_000_000))
-    .option('--concurrency <n>', 'episodes in flight at once', intFlag('--concurrency', 1, 4096), 64)
     .option('--threads <n>', 'engine threads for LLM policies (default: all cores)', intFlag('--threads', 1, 1024))
-    .option('--save-trajectories <all|none|N>', 'which trajectories to store', 'all')
-    .option('--base-url <url>', BASE_URL_HELP)
-    .option('--api-key <key>', API_KEY_HELP)
-    .option('--tokenizer <dir>', TOKENIZER_HELP)
-    .option('--db <path>', DB_HELP)
-    .option('--json', 'print one JSON object as the last line')
     .action((opts) => evalCommand(opts));
 
   program
