@@ -11,15 +11,8 @@ import { blackjackSpec } from '../src/envs/blackjack/spec.ts';
 import { initEngine } from '../src/model/engine.ts';
 import { blackjackSpace } from '../src/train/tabular-space.ts';
 import { episodesToReach, trainTabular, type TabularTrainConfig } from '../src/train/tabular-train.ts';
+import { flag } from './flags.ts';
 import type { BenchFigures } from './run.ts';
-
-function flag(args: string[], name: string, fallback: string): string {
-  const i = args.indexOf(`--${name}`);
-  if (i < 0) return fallback;
-  const value = args[i + 1];
-  if (value === undefined) throw new Error(`--${name} needs a value`);
-  return value;
-}
 
 function positiveNumber(text: string, name: string, integer: boolean): number {
   const v = Number(text);

@@ -15,15 +15,8 @@ import { initEngine } from '../src/model/engine.ts';
 import { openStore } from '../src/store/open.ts';
 import { parseTrainConfig, type TrainConfig } from '../src/train/train-config.ts';
 import { trainRun } from '../src/train/trainer.ts';
+import { flag } from './flags.ts';
 import type { BenchFigures } from './run.ts';
-
-function flag(args: string[], name: string, fallback: string): string {
-  const i = args.indexOf(`--${name}`);
-  if (i < 0) return fallback;
-  const value = args[i + 1];
-  if (value === undefined) throw new Error(`--${name} needs a value`);
-  return value;
-}
 
 function sum(metrics: readonly MetricPoint[], name: string, from = 1): number {
   return metrics.filter((m) => m.name === name && m.step >= from).reduce((a, m) => a + m.value, 0);

@@ -30,16 +30,10 @@ export interface QuestionCalibration {
   pinball: number | null;
 }
 
-interface QuestionTally {
-  env: string;
-  question: string;
-  kind: ReportQuestion['kind'];
-  decisions: number;
-  missing: number;
-  malformed: number;
+type QuestionTally = Pick<QuestionCalibration, 'env' | 'question' | 'kind' | 'decisions' | 'missing' | 'malformed'> & {
   sums: ReliabilitySums;
   loss: { brier: number; log: number; pinball: number };
-}
+};
 
 /** Accumulates trajectories one at a time (an evaluation need not keep them). */
 export class CalibrationTally {

@@ -3,28 +3,28 @@
  * a run (e.g. recorded by `spindle proxy` in front of `spindle serve`), their advantages per task,
  * samples of exactly the recorded ids, then `steps` passes of optimiser updates on a given model
  * whose tokenizer made those ids. Each step takes π_old from the weights at its start and corrects
- * for the sampler with the recorded logprobs (from-store-loss.ts). The result is a new `train` run
+ * for the sampler with the recorded logprobs (trainer-loss.ts, loss-rl.ts). The result is a new `train` run
  * with a checkpoint folder that `--policy run:RUN` and `model:DIR` load, its metrics in the store.
  */
 import { nowIso, newId } from '../core/ids.ts';
 import { Rng } from '../core/random.ts';
 import type { Run } from '../core/trajectory.ts';
-import { tree, jit, type Tensor } from '../model/engine.ts';
+import { tree } from '../model/engine.ts';
 import { ParamTrainer, type StepResult } from '../model/param-trainer.ts';
-import { toHostParams, toParams, type HostParams, type Params } from '../model/params.ts';
+import { toHostParams, toParams, type HostParams } from '../model/params.ts';
 import type { Store } from '../store/store.ts';
 import { UsageError } from '../core/errors.ts';
 import { saveTrainCheckpoint } from './checkpoint-io.ts';
 import { parseOfflineTrainConfig, type OfflineTrainConfig, type OfflineTrainSettings } from './from-store-config.ts';
-import { offlineRlLoss, type OfflineStepInputs } from './from-store-loss.ts';
 import { checkTokenizerFits, type StartModel } from './from-store-model.ts';
 import { samplesFromTrajectories, selectionMetrics, type StoredSamples } from './from-store-samples.ts';
 import { selectStoredTrajectories, type StoreSelection } from './from-store-select.ts';
 import { parseLossConfig } from './loss-config.ts';
 import { LayoutShapes, type RlLayout } from './rl-batch.ts';
-import { rlLogprobs, rlTensors, type RlTensors } from './rl-batch-forward.ts';
-import type { TrainingSample } from './samples-types.ts';
-import { updateMetrics } from './trainer-metrics.ts';
+import { rlTensors } from './rl-batch-forward.ts';
+import { finiteMetrics, updateMetrics } from './trainer-metrics.ts';
+import { frozenLogprobs, logprobsOnLayout, rlLoss, type RlStepInputs } from './trainer-loss.ts';
+import { miniBatches } from './mini-batches.ts';
 
 export const OFFLINE_STATE_FORMAT = 'spindle-offline-trainer/1';
 
@@ -52,35 +52,6 @@ export interface OfflineTrainOutcome {
   /** The starting weights and the trained ones, on the host. */
   startParams: HostParams;
   params: HostParams;
-}
-
-type Forward = (params: Params, b: Pick<RlTensors, 'tokens' | 'targets' | 'cos' | 'sin' | 'attnMask' | 'prefix'>) => Tensor;
-
-/** The samples split into `parts` nearly equal mini-batches, in a seeded order. */
-function miniBatches(samples: readonly TrainingSample[], parts: number, rng: Rng): TrainingSample[][] {
-  const order = samples.map((_, i) => i);
-  for (let i = order.length - 1; i > 0; i--) {
-    const j = rng.int(i + 1);
-    [order[i], order[j]] = [order[j], order[i]];
-  }
-  const n = Math.min(parts, samples.length);
-  return Array.from({ length: n }, (_, k) => order.slice(Math.floor((k * order.length) / n), Math.floor(((k + 1) * order.length) / n)).map((i) => samples[i]));
-}
-
-/** Logprobs of `params` (borrowed) on the layout's tensors (borrowed). */
-function logprobsOn(forward: Forward, params: Params, t: RlTensors): Tensor {
-  return forward(tree.ref(params), {
-    tokens: t.tokens.ref,
-    targets: t.targets.ref,
-    cos: t.cos.ref,
-    sin: t.sin.ref,
-    attnMask: t.attnMask.ref,
-    prefix: t.prefix && tree.ref(t.prefix),
-  });
-}
-
-function finite(metrics: Record<string, number>): Record<string, number> {
-  return Object.fromEntries(Object.entries(metrics).filter(([, v]) => Number.isFinite(v)));
 }
 
 export async function trainFromStore(input: OfflineTrainInput): Promise<OfflineTrainOutcome> {
@@ -125,8 +96,8 @@ export async function trainFromStore(input: OfflineTrainInput): Promise<OfflineT
   const runDir = store.runDir(runId);
   const cfg = model.assets.cfg;
   const shapes = new LayoutShapes({ rows: settings.rows, length: settings.rowLength });
-  const forward = jit((params: Params, b: Pick<RlTensors, 'tokens' | 'targets' | 'cos' | 'sin' | 'attnMask' | 'prefix'>) => rlLogprobs(cfg, params, b).logprobs) as unknown as Forward;
-  const trainer = new ParamTrainer<OfflineStepInputs>(toParams(model.params), offlineRlLoss(cfg, lossSettings), { ...settings.optimizer, lr: settings.lr });
+  const forward = frozenLogprobs(cfg);
+  const trainer = new ParamTrainer<RlStepInputs>(toParams(model.params), rlLoss(cfg, lossSettings), { ...settings.optimizer, lr: settings.lr });
   const reference = lossSettings.klBeta > 0 ? toParams(model.params) : null;
   const history: Record<string, number>[] = [];
   try {
@@ -143,15 +114,15 @@ export async function trainFromStore(input: OfflineTrainInput): Promise<OfflineT
           tooLong += built.tooLong;
           for (const layout of built.layouts) {
             const tensors = rlTensors(cfg, layout);
-            const inputs: OfflineStepInputs = { ...tensors, oldLogprobs: logprobsOn(forward, anchor, tensors) };
-            if (reference) inputs.refLogprobs = logprobsOn(forward, reference, tensors);
+            const inputs: RlStepInputs = { ...tensors, oldLogprobs: logprobsOnLayout(forward, anchor, tensors) };
+            if (reference) inputs.refLogprobs = logprobsOnLayout(forward, reference, tensors);
             updates.push({ result: await trainer.step(inputs), layout });
           }
         }
       } finally {
         tree.dispose(anchor);
       }
-      const metrics = finite({
+      const metrics = finiteMetrics({
         ...base,
         ...updateMetrics(updates, data.advantages.stats, data.batch.stats),
         'samples/too_long': tooLong,

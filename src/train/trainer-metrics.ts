@@ -97,3 +97,8 @@ export function updateMetrics(
   out['clip/frac'] = (out['clip/frac_low'] ?? 0) + (out['clip/frac_high'] ?? 0);
   return out;
 }
+
+/** Non-finite values (a rate over nothing) are not stored. */
+export function finiteMetrics(metrics: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(metrics).filter(([, v]) => Number.isFinite(v)));
+}

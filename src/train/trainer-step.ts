@@ -10,7 +10,6 @@ import { scoredGroupsFromTrajectories } from '../advantage/from-trajectories.ts'
 import { Rng } from '../core/random.ts';
 import type { Trajectory } from '../core/trajectory.ts';
 import type { EnvSpec } from '../envs/env.ts';
-import { tree } from '../model/engine.ts';
 import type { ParamTrainer, StepResult } from '../model/param-trainer.ts';
 import type { Params } from '../model/params.ts';
 import type { EmbeddedPolicy } from '../policy/embedded.ts';
@@ -20,9 +19,9 @@ import type { ModelAssets } from './default-model.ts';
 import type { LayoutSample, LayoutShapes, RlLayout } from './rl-batch.ts';
 import { rlTensors } from './rl-batch-forward.ts';
 import { buildSamples } from './samples.ts';
-import type { TrainingSample } from './samples-types.ts';
 import type { TrainSettings } from './train-config.ts';
-import type { referenceLogprobs} from './trainer-loss.ts';
+import { logprobsOnLayout, type FrozenForward } from './trainer-loss.ts';
+import { miniBatches } from './mini-batches.ts';
 import { type RlStepInputs } from './trainer-loss.ts';
 import { rolloutMetrics, updateMetrics } from './trainer-metrics.ts';
 import { stepSeeds } from './trainer-seeds.ts';
@@ -37,7 +36,7 @@ export interface RlStepContext<O extends Record<string, unknown>> {
   trainer: ParamTrainer<RlStepInputs>;
   shapes: LayoutShapes;
   /** The frozen reference (the warm-started weights) when β > 0. */
-  reference: { params: Params; forward: ReturnType<typeof referenceLogprobs> } | null;
+  reference: { params: Params; forward: FrozenForward } | null;
   maxTurns: number;
   maxTokens: number;
   runId: string;
@@ -52,17 +51,6 @@ export interface RlStepResult {
   trajectories: Trajectory[];
 }
 
-/** The samples split into `parts` nearly equal mini-batches, in a seeded order. */
-function miniBatches(samples: readonly TrainingSample[], parts: number, rng: Rng): TrainingSample[][] {
-  const order = samples.map((_, i) => i);
-  for (let i = order.length - 1; i > 0; i--) {
-    const j = rng.int(i + 1);
-    [order[i], order[j]] = [order[j], order[i]];
-  }
-  const n = Math.min(parts, samples.length);
-  return Array.from({ length: n }, (_, k) => order.slice(Math.floor((k * order.length) / n), Math.floor(((k + 1) * order.length) / n)).map((i) => samples[i]));
-}
-
 /** One optimiser update per layout the samples fill (a fixed shape each). */
 async function optimise<O extends Record<string, unknown>>(ctx: RlStepContext<O>, samples: readonly LayoutSample[]) {
   const out: { result: StepResult; layout: RlLayout }[] = [];
@@ -70,18 +58,7 @@ async function optimise<O extends Record<string, unknown>>(ctx: RlStepContext<O>
   ctx.counts.tooLong += tooLong;
   for (const layout of layouts) {
     const inputs: RlStepInputs = rlTensors(ctx.assets.cfg, layout);
-    if (ctx.reference) {
-      const { tokens, targets, cos, sin, attnMask, prefix } = inputs;
-      inputs.refLogprobs = ctx.reference.forward(tree.ref(ctx.reference.params), {
-        tokens: tokens.ref,
-        targets: targets.ref,
-        cos: cos.ref,
-        sin: sin.ref,
-        attnMask: attnMask.ref,
-        // jit's tree flattening rejects an undefined leaf: a layout without a shared prefix leaves the key out.
-        ...(prefix ? { prefix: tree.ref(prefix) } : {}),
-      });
-    }
+    if (ctx.reference) inputs.refLogprobs = logprobsOnLayout(ctx.reference.forward, ctx.reference.params, inputs);
     out.push({ result: await ctx.trainer.step(inputs), layout });
   }
   return out;

@@ -21,8 +21,9 @@ import { parseLossConfig } from './loss-config.ts';
 import { LayoutShapes } from './rl-batch.ts';
 import type { TrainSettings } from './train-config.ts';
 import { evalMetrics, periodicEval, type PeriodicEval } from './trainer-eval.ts';
-import { referenceLogprobs, rlLoss, type RlStepInputs } from './trainer-loss.ts';
+import { frozenLogprobs, rlLoss, type RlStepInputs } from './trainer-loss.ts';
 import { trainerPolicy } from './trainer-policy.ts';
+import { finiteMetrics } from './trainer-metrics.ts';
 import { TRAINER_STATE_FORMAT, type TrainerState, type WarmStartSummary } from './trainer-state.ts';
 import { rlStep, type RlStepContext } from './trainer-step.ts';
 import { warmStart, type WarmStartCheck } from './warm-start.ts';
@@ -67,11 +68,6 @@ export interface TrainOutcome {
 /** The folder of the warm-started weights, relative to the run folder. */
 export const WARM_START_PATH = 'warm-start';
 
-/** Non-finite values (a rate over nothing) are not stored. */
-function finite(metrics: Record<string, number>): Record<string, number> {
-  return Object.fromEntries(Object.entries(metrics).filter(([, v]) => Number.isFinite(v)));
-}
-
 /** Decisions per episode: the config's, else the env's own cap, else the agent loop's default. */
 function resolveMaxTurns<O extends Record<string, unknown>>(spec: EnvSpec<O>, options: O, settings: TrainSettings): number {
   return settings.episode.maxTurns ?? spec.create(options).maxTurns ?? 32;
@@ -86,7 +82,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
   const wall = () => wallBefore + (performance.now() - start) / 1000;
   const history: Record<string, Record<string, number>> = resume ? structuredClone(resume.state.metrics) as Record<string, Record<string, number>> : {};
   const record = async (step: number, metrics: Record<string, number>) => {
-    const kept = finite(metrics);
+    const kept = finiteMetrics(metrics);
     history[String(step)] = { ...history[String(step)], ...kept };
     await store.appendMetrics(Object.entries(kept).map(([name, value]) => ({ runId, step, name, value })));
   };
@@ -200,7 +196,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
     let reference: RlStepContext<O>['reference'] = null;
     if (lossSettings.klBeta > 0) {
       const refParams = toParams(loadModelFolder(join(runDir, warm?.path ?? WARM_START_PATH)).params);
-      reference = { params: refParams, forward: referenceLogprobs(assets.cfg) };
+      reference = { params: refParams, forward: frozenLogprobs(assets.cfg) };
     }
     const ctx: RlStepContext<O> = {
       spec,
@@ -238,7 +234,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
           const hostParams = await toHostParams(trainer.params);
           const state = initialState(step);
           lastCheckpoint = saveTrainCheckpoint(runDir, step, { assets, params: hostParams, optimizer: await trainer.optimizer.state(), state });
-          await store.saveCheckpoint({ runId, step, path: lastCheckpoint, policyVersion: step, createdAt: nowIso(), metrics: finite(metrics) });
+          await store.saveCheckpoint({ runId, step, path: lastCheckpoint, policyVersion: step, createdAt: nowIso(), metrics: finiteMetrics(metrics) });
           emit({ type: 'checkpoint', step, path: lastCheckpoint });
           await store.appendMetrics([{ runId, step, name: 'time/checkpoint_s', value: (performance.now() - t1) / 1000 }]);
         } else {
