@@ -1,4 +1,8 @@
-/** The human-readable form of an evaluation: one row per policy, greedy-table notes, the head-to-head matrix. */
+/**
+ * The human-readable form of an evaluation: one row per policy (with the env's episode metrics and,
+ * when random and the oracle were both played, the normalised score), greedy-table notes, the
+ * head-to-head matrix.
+ */
 import { fmt, pct, table } from './output.ts';
 import type { EvalReport, PolicyEval } from '../eval/evaluate.ts';
 import { formatCalibration } from './calibration-report.ts';
@@ -8,12 +12,19 @@ function exactCell(p: PolicyEval): string {
   return p.exactSource === 'greedy-table' ? `${fmt(p.exactReturn)} (greedy table)` : fmt(p.exactReturn);
 }
 
+function normalisedCell(p: PolicyEval): string {
+  const score = p.normalisedScore;
+  return score === null || score.value === null ? 'n/a' : `${fmt(score.value, 3)} (${score.basis})`;
+}
+
 export function formatEvalReport(report: EvalReport): string[] {
   const lines: string[] = [];
   const decoding = report.temperature === 0 ? 'greedy decoding' : `temperature ${report.temperature}`;
   lines.push(`${report.env} · ${report.policies.length} policies · ${report.episodes} episodes each on seeds ${report.firstSeed}..${report.firstSeed + report.episodes - 1} · ${decoding}`);
   lines.push(`optimal return (oracle, exact): ${report.optimalReturn === null ? 'n/a' : fmt(report.optimalReturn)}`);
   lines.push('');
+  const metricNames = [...new Set(report.policies.flatMap((p) => Object.keys(p.metrics)))].sort();
+  const scored = report.policies.some((p) => p.normalisedScore !== null);
   const rows = report.policies.map((p) => [
     p.policy,
     fmt(p.meanReturn),
@@ -23,8 +34,12 @@ export function formatEvalReport(report: EvalReport): string[] {
     pct(p.lossRate),
     pct(p.invalidRate),
     exactCell(p),
+    ...metricNames.map((name) => (name in p.metrics ? fmt(p.metrics[name]) : 'n/a')),
+    ...(scored ? [normalisedCell(p)] : []),
   ]);
-  lines.push(...table(['policy', 'mean return', '95% CI', 'win', 'draw', 'loss', 'invalid', 'exact return'], rows).split('\n'));
+  const header = ['policy', 'mean return', '95% CI', 'win', 'draw', 'loss', 'invalid', 'exact return', ...metricNames, ...(scored ? ['normalised'] : [])];
+  lines.push(...table(header, rows).split('\n'));
+  if (scored) lines.push('(normalised: (policy − random) / (oracle − random), on exact returns where all three have one, else on sampled means)');
   for (const p of report.policies) {
     const extra: string[] = [];
     if (p.failed > 0) extra.push(`${p.failed} episodes failed (${Object.entries(p.failureReasons).map(([r, n]) => `${r} x${n}`).join(', ')})`);

@@ -28,7 +28,10 @@ export interface EnvStep {
   rewardParts?: RewardParts;
   done: boolean;
   truncated: boolean;
-  /** `info.outcome` ('win' | 'loss' | 'draw') classifies the episode; otherwise the return's sign does. */
+  /**
+   * `info.outcome` ('win' | 'loss' | 'draw') classifies the episode; otherwise the return's sign does.
+   * `info.metrics` (name → number) are the env's own episode metrics (e.g. bandit regret), averaged per policy by evaluations.
+   */
   info?: Record<string, unknown>;
 }
 

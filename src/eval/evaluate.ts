@@ -2,14 +2,18 @@
  * Evaluation of several policies on the same seeds: each plays one episode per seed; the report gives
  * each policy's mean return with its 95 % interval, outcome rates, invalid-answer rate and exact value
  * where the env has one (scripted policies: their action distribution through spec.exact.policyReturn;
- * LLM policies on Blackjack: their greedy table), the oracle's value, and the head-to-head rate of every
- * ordered pair. Policies are played one after the other, so an LLM policy has the engine to itself.
+ * LLM policies on Blackjack: their greedy table), the means of the env's own episode metrics, the
+ * normalised score (random = 0, oracle = 1) when both were played, the oracle's value, and the
+ * head-to-head rate of every ordered pair. Policies are played one after the other, so an LLM policy
+ * has the engine to itself.
  */
 import type { z } from 'zod';
 import type { Trajectory } from '../core/trajectory.ts';
 import type { episodeSettingsSchema } from '../agent/episode-settings.ts';
 import { exactValues } from './exact-values.ts';
 import { CalibrationTally, type QuestionCalibration } from './calibration.ts';
+import { EnvMetricTally, type EnvMetricsReport } from './env-metrics.ts';
+import { normalisedScore, type NormalisedScore } from './normalised-score.ts';
 import type { EnvSpec } from '../envs/env.ts';
 import type { BlackjackOptions } from '../envs/blackjack/options.ts';
 import { blackjackSpec } from '../envs/blackjack/spec.ts';
@@ -70,6 +74,10 @@ export interface PolicyEval {
   greedyTable: GreedyTableReport | null;
   /** Calibration of the policy's report answers, per question; absent when the env asked none. */
   calibration?: QuestionCalibration[];
+  /** Means of the env's own episode metrics (`info.metrics`, e.g. bandit regret) over the episodes that reported them. */
+  metrics: Record<string, number>;
+  /** (policy − random) / (oracle − random); null unless both random and oracle were evaluated. */
+  normalisedScore: NormalisedScore | null;
   notes: string[];
 }
 
@@ -93,7 +101,7 @@ export interface EvalReport {
 async function playPolicy(
   request: EvalRequest,
   policy: Policy,
-): Promise<{ summary: RolloutSummary; returns: Float64Array; calibration: QuestionCalibration[] }> {
+): Promise<{ summary: RolloutSummary; returns: Float64Array; calibration: QuestionCalibration[]; envMetrics: EnvMetricsReport }> {
   const { seeds } = request;
   const index = new Map(seeds.map((seed, i) => [seed, i]));
   const returns = new Float64Array(seeds.length).fill(NaN);
@@ -101,6 +109,7 @@ async function playPolicy(
   let scored = 0;
   let sum = 0;
   const calibration = new CalibrationTally();
+  const envMetrics = new EnvMetricTally();
   request.onPolicyStart?.(policy.name, seeds.length);
   const result = await runRollouts({
     spec: request.spec,
@@ -116,6 +125,7 @@ async function playPolicy(
       const t = event.trajectory;
       done++;
       calibration.add(t);
+      envMetrics.add(t);
       if (t.status !== 'failed') {
         returns[index.get(t.seed)!] = t.reward;
         scored++;
@@ -126,7 +136,7 @@ async function playPolicy(
     onTrajectory: request.onTrajectory,
   });
   request.onPolicyEnd?.(policy.name);
-  return { summary: result.summary, returns, calibration: calibration.report() };
+  return { summary: result.summary, returns, calibration: calibration.report(), envMetrics: envMetrics.report() };
 }
 
 /** The greedy table of an LLM policy on Blackjack, compared with its sampled episodes. */
@@ -137,7 +147,7 @@ async function greedyTableReport(request: EvalRequest, policy: Policy, summary: 
 }
 
 async function evaluatePolicy(request: EvalRequest, policy: Policy): Promise<{ result: PolicyEval; returns: Float64Array }> {
-  const { summary, returns, calibration } = await playPolicy(request, policy);
+  const { summary, returns, calibration, envMetrics } = await playPolicy(request, policy);
   const exact = exactValues(request.spec, request.options, policy);
   const notes = [...exact.notes];
   let greedyTable: GreedyTableReport | null = null;
@@ -154,6 +164,9 @@ async function evaluatePolicy(request: EvalRequest, policy: Policy): Promise<{ r
   const greedy = request.episode.temperature === 0 ? greedyTable : null;
   if (greedyTable && !greedy) notes.push(`exact return n/a: sampled at temperature ${request.episode.temperature}; the greedy table (temperature 0) is worth ${greedyTable.exactReturn.toFixed(4)}`);
   const exactReturn = exact.exactReturn ?? greedy?.exactReturn ?? null;
+  for (const [name, count] of Object.entries(envMetrics.counts)) {
+    if (count < scored) notes.push(`env metric ${name}: reported by ${count} of ${scored} scored episodes (its mean is over those)`);
+  }
   const result: PolicyEval = {
     policy: policy.name,
     episodes: request.seeds.length,
@@ -174,6 +187,8 @@ async function evaluatePolicy(request: EvalRequest, policy: Policy): Promise<{ r
     exactSource: exact.exactReturn !== null ? 'distribution' : greedy ? 'greedy-table' : null,
     greedyTable,
     ...(calibration.length > 0 ? { calibration } : {}),
+    metrics: envMetrics.means,
+    normalisedScore: null, // set by evaluatePolicies
     notes,
   };
   return { result, returns };
@@ -197,14 +212,16 @@ export async function evaluatePolicies(request: EvalRequest): Promise<EvalReport
   const notes: string[] = [];
   const optimal = request.policies.length > 0 ? exactValues(request.spec, request.options, request.policies[0]) : null;
   if (optimal) notes.push(...optimal.notes.filter((n) => n.startsWith('optimal return')));
+  const optimalReturn = optimal?.optimalReturn ?? null;
   return {
     env: request.spec.name,
     envOptions: request.options,
     episodes: request.seeds.length,
     firstSeed: request.seeds[0],
     temperature: request.episode.temperature,
-    optimalReturn: optimal?.optimalReturn ?? null,
-    policies,
+    optimalReturn,
+    // Scored once every policy has played: the score needs random's and the oracle's figures.
+    policies: policies.map((p) => ({ ...p, normalisedScore: normalisedScore(policies, p.policy, optimalReturn) })),
     headToHead,
     headToHeadCounts: counts,
     notes,

@@ -2,16 +2,22 @@
  * The files `spindle train` leaves in its run folder: learning-curve.svg (the evaluated return
  * against the step, the training reward, the warm start, the baselines and the optimum as
  * horizontal lines) and report.md (setup, phases and their share of wall time, the warm start, the
- * final evaluation beside the baselines, the evaluations along the way).
+ * final evaluation beside the baselines with the env's episode metrics and the normalised scores,
+ * Blackjack's strategy chart of the trained policy, the evaluations along the way).
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { MetricPoint } from '../core/trajectory.ts';
 import type { EvalReport, PolicyEval } from '../eval/evaluate.ts';
+import { blackjackStrategyChart } from '../eval/blackjack-strategy-chart.ts';
+import { normalisedScoreLine } from '../eval/normalised-score.ts';
+import type { TableMove } from '../train/greedy-table-value.ts';
 import { learningCurveSvg, type CurveSeries, type ReferenceLine } from './learning-curve.ts';
 
 export const CURVE_FILE = 'learning-curve.svg';
 export const REPORT_FILE = 'report.md';
+/** trainer-final.ts's WARM_START_POLICY (not imported: that module loads the model engine). */
+const WARM_START_POLICY = 'warm-start';
 
 export interface TrainReportInput {
   runId: string;
@@ -122,18 +128,32 @@ export function trainReportMarkdown(input: TrainReportInput): string {
     const e = input.finalEval;
     lines.push('## Final evaluation', '');
     lines.push(`${e.episodes} held-out seeds from ${e.firstSeed}, greedy decoding, every policy on the same seeds. Optimal return: ${fmt(e.optimalReturn)}.`, '');
-    lines.push('| policy | mean return | 95% CI | exact return | win | draw | loss | invalid |', '|---|---:|---|---:|---:|---:|---:|---:|');
+    const metricNames = [...new Set(e.policies.flatMap((p) => Object.keys(p.metrics)))].sort();
+    const scored = e.policies.some((p) => p.normalisedScore !== null);
+    const header = ['policy', 'mean return', '95% CI', 'exact return', 'win', 'draw', 'loss', 'invalid', ...metricNames, ...(scored ? ['normalised'] : [])];
+    lines.push(`| ${header.join(' | ')} |`, `|---|---:|---|${'---:|'.repeat(header.length - 3)}`);
     for (const p of e.policies) {
       const name = p.policy === input.trainedPolicy ? `**${p.policy} (trained)**` : p.policy;
       const exact = p.exactReturn === null ? 'n/a' : `${fmt(p.exactReturn)}${p.exactSource === 'greedy-table' ? ' (greedy table)' : ''}`;
-      lines.push(`| ${name} | ${fmt(p.meanReturn)} | [${fmt(p.ci95[0])}, ${fmt(p.ci95[1])}] | ${exact} | ${pct(p.winRate)} | ${pct(p.drawRate)} | ${pct(p.lossRate)} | ${pct(p.invalidRate)} |`);
+      const cells = [name, fmt(p.meanReturn), `[${fmt(p.ci95[0])}, ${fmt(p.ci95[1])}]`, exact, pct(p.winRate), pct(p.drawRate), pct(p.lossRate), pct(p.invalidRate)];
+      for (const m of metricNames) cells.push(fmt(p.metrics[m]));
+      if (scored) cells.push(p.normalisedScore?.value == null ? 'n/a' : `${fmt(p.normalisedScore.value)} (${p.normalisedScore.basis})`);
+      lines.push(`| ${cells.join(' | ')} |`);
     }
     lines.push('');
+    if (metricNames.length > 0) lines.push(`Env metrics (${metricNames.join(', ')}): per-episode means of what the env records.`, '');
+    for (const p of e.policies) {
+      if (p.policy !== input.trainedPolicy && p.policy !== WARM_START_POLICY) continue;
+      const label = p.policy === input.trainedPolicy ? 'trained' : 'warm start';
+      lines.push(`- ${label}: ${p.normalisedScore ? normalisedScoreLine(p.normalisedScore, label) : 'normalised score n/a (random and the oracle are not both in the evaluation)'}`);
+    }
     for (const p of e.policies) {
       if (p.greedyTable) lines.push(`- ${p.policy}: greedy table ${p.greedyTable.invalidStates}/${p.greedyTable.states} states invalid; ${p.greedyTable.agreement.message}`);
     }
     for (const note of e.notes) lines.push(`- ${note}`);
     lines.push('');
+    const table = e.policies.find((p) => p.policy === input.trainedPolicy)?.greedyTable;
+    if (table) lines.push(...strategyChartSection(table.moves, input.envOptions));
   }
 
   const evalSteps = metricSeries(input.metrics, 'eval/mean_return');
@@ -151,6 +171,22 @@ export function trainReportMarkdown(input: TrainReportInput): string {
   }
   lines.push('## Config', '', '```json', JSON.stringify(input.config, null, 2), '```', '');
   return lines.join('\n');
+}
+
+/** The trained policy's Blackjack greedy table as a strategy chart against the optimal moves. */
+function strategyChartSection(moves: Record<string, TableMove>, envOptions: Record<string, unknown>): string[] {
+  const chart = blackjackStrategyChart(moves, { natural: envOptions.natural === true, sab: envOptions.sab === true });
+  const cost = chart.differences.reduce((sum, d) => sum + d.cost, 0);
+  const worst = [...chart.differences].sort((a, b) => b.cost - a.cost).slice(0, 5);
+  return [
+    '## Strategy chart (trained policy, greedy)',
+    '',
+    `H hit, S stick, × no legal answer; **bold**: differs from the optimal move (${chart.differences.length} of ${chart.states} states, summed action-value gap ${fmt(cost)}).` +
+      (worst.length > 0 ? ` Costliest: ${worst.map((d) => `${d.key} ${d.chosen} (optimal ${d.optimal}, −${fmt(d.cost)})`).join(', ')}.` : ''),
+    '',
+    chart.markdown,
+    '',
+  ];
 }
 
 /** Writes learning-curve.svg and report.md into the run folder; returns their paths. */

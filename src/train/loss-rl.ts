@@ -37,6 +37,8 @@ export interface PolicyLossInputs {
   entropy?: Tensor;
   /** Masked tokens of each token's sequence [B, T], for grpo/dr_grpo on packed rows (default: per row). */
   sequenceLengths?: Tensor;
+  /** β as a scalar for this step (a schedule), replacing settings.klBeta; an input, so jit does not recompile. */
+  klBeta?: Tensor;
 }
 
 /**
@@ -88,8 +90,8 @@ export function policyLoss(inputs: PolicyLossInputs, settings: LossSettings): Lo
   if (refLogprobs) {
     const kl = klToReference(refLogprobs, newLogprobs.ref, mask.ref);
     metrics.refKl = mean(lax.stopGradient(kl.ref));
-    if (settings.klBeta > 0) {
-      const klLoss = weightedSum(kl, weights.ref).mul(settings.klBeta);
+    if (inputs.klBeta || settings.klBeta > 0) {
+      const klLoss = weightedSum(kl, weights.ref).mul(inputs.klBeta ?? settings.klBeta);
       metrics.klLoss = lax.stopGradient(klLoss.ref);
       loss = loss.add(klLoss);
     } else {
@@ -100,6 +102,7 @@ export function policyLoss(inputs: PolicyLossInputs, settings: LossSettings): Lo
     metrics.klLoss = np.array(0);
   }
   if (entropy) metrics.entropy = mean(lax.stopGradient(entropy));
+  if (inputs.klBeta && !refLogprobs) inputs.klBeta.dispose();
 
   newLogprobs.dispose();
   weights.dispose();

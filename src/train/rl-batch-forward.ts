@@ -21,6 +21,8 @@ export type RlTensors = {
   advantages: Tensor; // [B, T]
   samplingLogprobs: Tensor; // [B, T]
   sequenceLengths: Tensor; // [B, T]
+  /** [B, T] supervised targets; only when the layout has any (jit rejects an undefined leaf, so the key is left out). */
+  sftMask?: Tensor;
   cos: Tensor; // [B, 1, T, hd]
   sin: Tensor;
   attnMask: Tensor; // [B, 1, T, P + T] additive
@@ -63,6 +65,7 @@ export function rlTensors(cfg: ModelConfig, layout: RlLayout): RlTensors {
     sin: rope.sin,
     attnMask: np.array(rowMask(layout)).reshape([rows, 1, length, P + length]),
   };
+  if (layout.sftMask) out.sftMask = np.array(layout.sftMask).reshape(shape);
   if (P > 0) {
     const prefixRope = ropeTables(cfg, Array.from({ length: P }, (_, t) => t));
     out.prefix = {
@@ -85,7 +88,7 @@ function refLayer(p: LayerParams): LayerParams {
 /**
  * log p(target) at every row position [B, T] (and the entropy of the next-token distribution when
  * asked). Consumes params and the tensors it reads (all but mask, advantages, samplingLogprobs,
- * sequenceLengths, which the caller's loss uses).
+ * sequenceLengths, sftMask, which the caller's loss uses).
  */
 export function rlLogprobs(
   cfg: ModelConfig,

@@ -8,10 +8,11 @@
  *   what follows it. Exactly the same logprobs as the full sequences (causal attention), at a
  *   fraction of the cost: the per-sample part is ~40 tokens where the prompt is ~450.
  * - Several sequences share a row (first fit), each seeing the prefix and its own past.
- * - Every layout has the same number of rows and a row length that only grows, so jit compiles a
- *   handful of times per run instead of once per step; a batch takes as many layouts as it needs
- *   (the trainer steps the optimiser once per layout). Fixed rows also bound the attention's
- *   memory (rows × length × (prefix + length)), which wasm caps at 4 GiB.
+ * - Layouts have a fixed row length and a row count from a short list (full, or the last layout's
+ *   rows rounded up to `rowMultiple`), so jit compiles a handful of times per run instead of once
+ *   per step; a batch takes as many layouts as it needs (the trainer steps the optimiser once per
+ *   layout). Bounded rows also bound the attention's memory (rows × length × (prefix + length)),
+ *   which wasm caps at 4 GiB.
  *
  * Sequence token i (i ≥ P) sits at row position j = i − P as an input; the position predicts token
  * i + 1, so the per-target arrays (mask, advantages, logprobs) are read at i + 1.
@@ -25,11 +26,24 @@ export interface LayoutSample {
   advantages?: readonly number[];
   /** Per target token: the sampling logprob; absent: 0. */
   logprobs?: readonly number[];
+  /**
+   * Per target token: 1 where the token is a supervised target (trained by likelihood beside the RL
+   * term, e.g. the oracle's report answers; report-sft-samples.ts); absent: none. A supervised-only
+   * sample has lossMask 0 everywhere, so it adds nothing to the RL term.
+   */
+  sftMask?: readonly number[];
 }
 
 export interface LayoutOptions {
-  /** Rows of every layout: a fixed shape, so jit compiles once; the samples fill as many layouts as they need. */
+  /** Rows of a full layout; the samples fill as many layouts as they need. */
   rows: number;
+  /**
+   * The last layout of a batch takes only the rows it uses, rounded up to a multiple of this
+   * (default `rows`: every layout has exactly `rows` rows). A few row counts mean a few compiles,
+   * and a half-empty batch no longer computes a full one's padding (measured on Blackjack: with 2
+   * mini-batches each update filled 44 % of 32 rows).
+   */
+  rowMultiple?: number;
   /** Shortest row length (default 64); rows grow to the longest sequence, rounded up to `lengthMultiple`. */
   minLength?: number;
   /** Row length is rounded up to a multiple of this (default 32). */
@@ -56,6 +70,8 @@ export interface RlLayout {
   mask: Float32Array;
   advantages: Float32Array;
   samplingLogprobs: Float32Array;
+  /** [rows·length] 1 where the target is a supervised one (LayoutSample.sftMask); present only when some sample of the layout has one. */
+  sftMask?: Float32Array;
   /** [rows·length] trained tokens of the position's sequence (for per-sequence length normalisation). */
   sequenceLengths: Float32Array;
   /** [rows·length] RoPE position: P + index within the sequence (continues past a row's end for padding). */
@@ -80,8 +96,10 @@ export function sharedPrefixLength(samples: readonly LayoutSample[], cap = Infin
     while (i < n && s.tokens[i] === first[i]) i++;
     n = i;
     // Targets must start after the prefix's last token: token P (the first row input) is not trained.
-    const firstTrained = s.lossMask.indexOf(1);
-    if (firstTrained !== -1) n = Math.min(n, firstTrained - 1);
+    for (const m of [s.lossMask, s.sftMask ?? []]) {
+      const firstTrained = m.indexOf(1);
+      if (firstTrained !== -1) n = Math.min(n, firstTrained - 1);
+    }
   }
   return Math.max(0, n);
 }
@@ -91,15 +109,19 @@ function roundUp(x: number, multiple: number): number {
 }
 
 /**
- * The samples, in the order given, packed into layouts of exactly `rows` rows: each sample goes to
- * the first row of the current layout with room (a new row while there are fewer than `rows`), else
- * it starts the next layout. All layouts share the prefix and the row length.
+ * The samples, in the order given, packed into layouts of `rows` rows: each sample goes to the first
+ * row of the current layout with room (a new row while there are fewer than `rows`), else it starts
+ * the next layout. The last layout keeps the rows it uses rounded up to `rowMultiple`. All layouts
+ * share the prefix and the row length.
  */
 export function buildRlLayouts(samples: readonly LayoutSample[], options: LayoutOptions): RlLayout[] {
   if (samples.length === 0) throw new Error('buildRlLayouts: no samples');
   if (!(Number.isInteger(options.rows) && options.rows >= 1)) throw new Error(`buildRlLayouts: rows must be a positive integer, got ${options.rows}`);
+  const rowMultiple = options.rowMultiple ?? options.rows;
+  if (!(Number.isInteger(rowMultiple) && rowMultiple >= 1)) throw new Error(`buildRlLayouts: rowMultiple must be a positive integer, got ${rowMultiple}`);
   samples.forEach((s, i) => {
     if (s.lossMask.length !== s.tokens.length) throw new Error(`buildRlLayouts: sample ${i} has ${s.tokens.length} tokens but ${s.lossMask.length} mask values`);
+    if (s.sftMask && s.sftMask.length !== s.tokens.length) throw new Error(`buildRlLayouts: sample ${i} has ${s.tokens.length} tokens but ${s.sftMask.length} sftMask values`);
     if (s.tokens.length < 2) throw new Error(`buildRlLayouts: sample ${i} has fewer than 2 tokens`);
   });
   const prefixMultiple = options.prefixMultiple ?? 8;
@@ -114,7 +136,8 @@ export function buildRlLayouts(samples: readonly LayoutSample[], options: Layout
   const rowOf = new Array<number>(samples.length);
   const startOf = new Array<number>(samples.length);
   const close = () => {
-    layouts.push(fillLayout(samples, members, rowOf, startOf, options.rows, length, P, options.padId ?? 0));
+    const rows = Math.min(options.rows, roundUp(free.length, rowMultiple));
+    layouts.push(fillLayout(samples, members, rowOf, startOf, rows, length, P, options.padId ?? 0));
     members = [];
     free = [];
   };
@@ -153,6 +176,7 @@ function fillLayout(
   const advantages = new Float32Array(size);
   const samplingLogprobs = new Float32Array(size);
   const sequenceLengths = new Float32Array(size);
+  const sftMask = members.some((i) => samples[i].sftMask?.includes(1)) ? new Float32Array(size) : undefined;
   const positions = new Int32Array(size);
   const segmentIds = new Int32Array(size).fill(-1);
   for (let r = 0; r < rows; r++) for (let t = 0; t < length; t++) positions[r * length + t] = P + t;
@@ -178,6 +202,7 @@ function fillLayout(
       mask[at] = m;
       advantages[at] = m ? (s.advantages?.[target] ?? 0) : 0;
       samplingLogprobs[at] = m ? (s.logprobs?.[target] ?? 0) : 0;
+      if (sftMask) sftMask[at] = s.sftMask?.[target] ? 1 : 0;
       sequenceLengths[at] = trained;
       positions[at] = P + j;
       segmentIds[at] = segment;
@@ -195,6 +220,7 @@ function fillLayout(
     mask,
     advantages,
     samplingLogprobs,
+    ...(sftMask ? { sftMask } : {}),
     sequenceLengths,
     positions,
     segmentIds,
@@ -218,24 +244,41 @@ export function sampleTargetValues(layout: RlLayout, samples: readonly LayoutSam
 }
 
 /**
- * One batch shape for a whole run: `rows` × `length` row positions behind a shared prefix that never
- * grows past the first batch's. jax-js compiles once per shape, and its Wasm allocator keeps a free
- * list per buffer size (memory is never returned), so every new shape costs a compile AND a fresh
- * set of buffers against the 4 GiB cap: the trainer must not let shapes drift. A sequence longer than
- * a row cannot be trained in this shape; it is left out and counted.
+ * The batch shapes of a whole run: `length` row positions behind a shared prefix that never grows
+ * past the first batch's, and `rows` rows (or fewer, in steps of `rowMultiple`, for a batch's last
+ * layout). jax-js compiles once per shape, and its Wasm allocator keeps a free list per buffer size
+ * (memory is never returned), so every new shape costs a compile AND a fresh set of buffers against
+ * the 4 GiB cap: the trainer must not let shapes drift. A sequence longer than a row cannot be
+ * trained in this shape; it is left out and counted.
  */
 export class LayoutShapes {
   private maxPrefix = Infinity;
+  private rowLength: number | null;
 
-  constructor(private readonly options: Omit<LayoutOptions, 'maxPrefix' | 'minLength'> & { length: number }) {}
+  /** `length` null: set later with fixLength (measured from the data) and before the first layout. */
+  constructor(private readonly options: Omit<LayoutOptions, 'maxPrefix' | 'minLength'> & { length: number | null }) {
+    this.rowLength = options.length;
+  }
 
   /** The prefix length fixed so far (Infinity before the first batch). */
   get prefixLength(): number {
     return this.maxPrefix;
   }
 
+  /** The row length (NaN until fixed). */
   get length(): number {
-    return this.options.length;
+    return this.rowLength ?? NaN;
+  }
+
+  get lengthFixed(): boolean {
+    return this.rowLength !== null;
+  }
+
+  /** Sets the row length once (a run keeps one shape); a second, different length is an error. */
+  fixLength(length: number): void {
+    if (!(Number.isInteger(length) && length >= 1)) throw new Error(`LayoutShapes: row length must be a positive integer, got ${length}`);
+    if (this.rowLength !== null && this.rowLength !== length) throw new Error(`LayoutShapes: the row length is already ${this.rowLength}`);
+    this.rowLength = length;
   }
 
   /** Restores the prefix length a resumed run had fixed. */
@@ -246,10 +289,12 @@ export class LayoutShapes {
   layouts(samples: readonly LayoutSample[]): { layouts: RlLayout[]; tooLong: number } {
     const prefixMultiple = this.options.prefixMultiple ?? 8;
     const P = Math.floor(sharedPrefixLength(samples, this.maxPrefix) / prefixMultiple) * prefixMultiple;
-    const fits = samples.filter((s) => s.tokens.length - 1 - P <= this.options.length);
+    const length = this.rowLength;
+    if (length === null) throw new Error('LayoutShapes: the row length is not fixed yet');
+    const fits = samples.filter((s) => s.tokens.length - 1 - P <= length);
     if (fits.length === 0) return { layouts: [], tooLong: samples.length };
     this.maxPrefix = P;
-    const layouts = buildRlLayouts(fits, { ...this.options, maxPrefix: P, minLength: this.options.length, lengthMultiple: 1 });
+    const layouts = buildRlLayouts(fits, { ...this.options, maxPrefix: P, minLength: length, lengthMultiple: 1 });
     return { layouts, tooLong: samples.length - fits.length };
   }
 }

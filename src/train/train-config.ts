@@ -99,7 +99,16 @@ export const trainConfigSchema = z.strictObject({
    */
   loss: lossConfigSchema
     // The default lives in the field, so a config that sets other loss fields keeps it.
-    .extend({ klBeta: z.number().min(0, 'must be ≥ 0').default(1) })
+    .extend({
+      klBeta: z.number().min(0, 'must be ≥ 0').default(1),
+      /**
+       * β at the last step as a share of klBeta; β moves linearly from klBeta at step 1 (1: constant).
+       * With the KL the policy settles near π_ref·exp(A/β), so at β 1 the warm start's lean (P(stick)
+       * 0.55 in every Blackjack state) still decides states where the two actions are close; a
+       * smaller β at the end, once RL has made the answer depend on the state, lets the better win.
+       */
+      klBetaEndRatio: z.number().min(0, 'must be ≥ 0').max(1, 'must be ≤ 1').default(0.1),
+    })
     .prefault({}),
   /** RL's AdamW; the KL above keeps lr 1e-3 from wrecking the answer format. */
   optimizer: optimizerSchema.prefault({ lr: 1e-3, warmupSteps: 10 }),
@@ -111,12 +120,20 @@ export const trainConfigSchema = z.strictObject({
       /** Passes over each rollout batch; above 1 the ratio leaves 1 and the clip acts. */
       epochs: positiveInt.default(1),
       /**
-       * The one batch shape of the run (rl-batch.ts): rows × rowLength positions behind the shared
+       * The batch shape of the run (rl-batch.ts): rows × rowLength positions behind the shared
        * prefix per optimiser update. A mini-batch that needs more rows takes several updates; a
        * sequence longer than a row is left out (counted). Also bounds the attention's memory.
        */
-      rows: z.number().int().min(1).max(1024).default(32),
-      rowLength: z.number().int().min(16).max(8192).default(128),
+      rows: z.number().int().min(1).max(1024).default(16),
+      /**
+       * A mini-batch's last update takes only the rows it fills, rounded up to this. Training time
+       * is proportional to rows (measured on Blackjack: 2 updates a step filled 44 % of 32 fixed
+       * rows), but every row count is a shape with its own compiled code and buffers in Wasm's
+       * 4 GiB (32 rows in multiples of 8 ran out of memory at step 30): keep rows / rowMultiple ≤ 2.
+       */
+      rowMultiple: z.number().int().min(1).max(1024).default(8),
+      /** null: measured from the warm start's demonstrations (row-length.ts: 99 % of episodes fit a row). */
+      rowLength: z.number().int().min(16).max(8192).nullable().default(null),
     })
     .prefault({}),
   rollout: z
@@ -125,6 +142,19 @@ export const trainConfigSchema = z.strictObject({
       concurrency: positiveInt.default(512),
       /** Sampler rows per decode batch. */
       maxBatchRows: positiveInt.default(256),
+    })
+    .prefault({}),
+  /**
+   * How the env's report questions (forecasts answered beside the action, `--env-opt report=true`)
+   * are learned. `reward`: through the `forecast` reward part (proper scoring rules), with the env's
+   * `reportWeight`. `supervised`: by likelihood of the oracle's answers (report-sft-samples.ts), with
+   * weight `weight` beside the RL loss; the `forecast` part then gets weight 0 in the RL reward (it
+   * is still recorded), so the oracle's target never reaches the action's advantage.
+   */
+  report: z
+    .strictObject({
+      mode: z.enum(['reward', 'supervised']).default('reward'),
+      weight: z.number().min(0, 'must be ≥ 0').max(1000, 'must be ≤ 1000').default(1),
     })
     .prefault({}),
   /** Trajectories stored per step (the first groups'); 0: none. */
@@ -170,8 +200,20 @@ export function parseTrainConfig(config: unknown): TrainSettings {
   if (!parsed.success) throw new UsageError(`train config: ${describeZodError(parsed.error, 'train')}`);
   const c = parsed.data;
   // Cross-field checks of the parts.
-  parseLossConfig(c.loss, 'train.loss');
+  parseLossConfig(rlLossConfig(c.loss), 'train.loss');
   parseAdamWConfig(c.optimizer, 'train.optimizer');
   parseAdamWConfig(c.warmStart.optimizer, 'train.warmStart.optimizer');
   return c;
+}
+
+/** The loss fields the loss itself reads (the schedule is the trainer's). */
+export function rlLossConfig(loss: TrainSettings['loss']): Omit<TrainSettings['loss'], 'klBetaEndRatio'> {
+  const { klBetaEndRatio: _ratio, ...rest } = loss;
+  return rest;
+}
+
+/** β of an RL step (1-based) under the run's schedule. */
+export function klBetaAt(loss: TrainSettings['loss'], step: number, steps: number): number {
+  const t = steps <= 1 ? 0 : Math.min(1, Math.max(0, (step - 1) / (steps - 1)));
+  return loss.klBeta * (1 + (loss.klBetaEndRatio - 1) * t);
 }

@@ -1,26 +1,44 @@
 /**
  * The RL loss of one optimiser step on an RlLayout: new logprobs from the shared-prefix forward,
  * then the clipped policy loss (loss-rl.ts: importance ratio against the recorded sampling
- * logprobs, optional β·KL to the frozen reference, length normalisation, entropy reported).
+ * logprobs, optional β·KL to the frozen reference, length normalisation, entropy reported). When
+ * the layout holds supervised targets (sftMask: the oracle's report answers, report-sft-samples.ts),
+ * the same forward also gives their loss (loss-sft.ts), added with its weight:
+ *
+ *   loss = RL loss + sftWeight · (−Σ_t s_t · log π(t) / Σ_t s_t)
  */
 import type { ModelConfig } from '../model/config.ts';
-import { jit, tree, type Tensor } from '../model/engine.ts';
+import { jit, lax, tree, type Tensor } from '../model/engine.ts';
 import type { Params } from '../model/params.ts';
 import type { LossSettings } from './loss-config.ts';
 import { policyLoss } from './loss-rl.ts';
+import { supervisedLoss } from './loss-sft.ts';
 import type { LossWithMetrics } from './loss-types.ts';
 import { rlLogprobs, type RlTensors } from './rl-batch-forward.ts';
 
 /**
- * A step's inputs: the layout's tensors, the reference's logprobs when β > 0, and π_old's when the
- * ratio is anchored on weights other than the sampler's (offline training, from-store.ts).
+ * A step's inputs: the layout's tensors, the reference's logprobs when β > 0 (and β itself under a
+ * schedule), and π_old's when the ratio is anchored on weights other than the sampler's (offline
+ * training, from-store.ts).
  */
-export type RlStepInputs = RlTensors & { refLogprobs?: Tensor; oldLogprobs?: Tensor };
+export type RlStepInputs = RlTensors & { refLogprobs?: Tensor; oldLogprobs?: Tensor; klBeta?: Tensor };
 
-export function rlLoss(cfg: ModelConfig, settings: LossSettings) {
+export interface RlLossOptions {
+  /** Weight of the supervised term (default 1); read only for layouts with supervised targets. */
+  sftWeight?: number;
+}
+
+/**
+ * Metrics: policyLoss's, plus, on a layout with supervised targets, sftLoss (the unweighted mean
+ * NLL of those targets) and sftTokens (their count).
+ */
+export function rlLoss(cfg: ModelConfig, settings: LossSettings, options: RlLossOptions = {}) {
+  const sftWeight = options.sftWeight ?? 1;
+  if (!(Number.isFinite(sftWeight) && sftWeight >= 0)) throw new Error(`rlLoss: sftWeight must be a finite number ≥ 0, got ${sftWeight}`);
   return (params: Params, b: RlStepInputs): LossWithMetrics => {
     const { logprobs, entropy } = rlLogprobs(cfg, params, b, { entropy: true });
-    return policyLoss(
+    const sft = b.sftMask ? supervisedLoss(logprobs.ref, b.sftMask) : null;
+    const [loss, metrics] = policyLoss(
       {
         newLogprobs: logprobs,
         samplingLogprobs: b.samplingLogprobs,
@@ -30,9 +48,15 @@ export function rlLoss(cfg: ModelConfig, settings: LossSettings) {
         entropy,
         sequenceLengths: b.sequenceLengths,
         refLogprobs: b.refLogprobs,
+        klBeta: b.klBeta,
       },
       settings,
     );
+    if (!sft) return [loss, metrics];
+    const [sftLoss, { tokens }] = sft;
+    metrics.sftLoss = lax.stopGradient(sftLoss.ref);
+    metrics.sftTokens = tokens;
+    return [loss.add(sftLoss.mul(sftWeight)), metrics];
   };
 }
 

@@ -46,6 +46,9 @@ export function rolloutMetrics(summary: RolloutSummary, trajectories: readonly T
   return out;
 }
 
+/** The loss metrics of the supervised term (trainer-loss.ts). */
+const SUPERVISED_METRICS = new Set(['sftLoss', 'sftTokens']);
+
 /** Loss metrics averaged over the step's optimiser updates; advantage and sample statistics. */
 export function updateMetrics(
   updates: readonly { result: StepResult; layout: RlLayout }[],
@@ -72,10 +75,10 @@ export function updateMetrics(
   for (const u of updates) computed += u.layout.computedTokens;
   out['tokens/train_computed'] = computed;
   if (updates.length === 0) return out;
-  const mean = (f: (r: StepResult) => number | undefined): number => {
+  const mean = (f: (r: StepResult) => number | undefined, over = updates): number => {
     let sum = 0;
-    for (const u of updates) sum += f(u.result) ?? 0;
-    return sum / updates.length;
+    for (const u of over) sum += f(u.result) ?? 0;
+    return sum / over.length;
   };
   out['train/loss'] = mean((r) => r.loss);
   out['train/grad_norm'] = mean((r) => r.gradNorm);
@@ -92,8 +95,17 @@ export function updateMetrics(
     policyLoss: 'train/policy_loss',
     klLoss: 'train/kl_loss',
     entropy: 'train/entropy',
+    sftLoss: 'train/sft_loss',
+    sftTokens: 'train/sft_tokens',
   };
-  for (const name of names) out[rename[name] ?? `train/${name}`] = mean((r) => r.metrics[name]);
+  // The supervised metrics (report.mode 'supervised') are averaged over the updates whose layout had
+  // supervised targets, the RL ones over those with RL tokens: a layout of supervised samples alone
+  // reports 0 for the RL figures (a ratio mean of 0), which would dilute their mean.
+  const rlUpdates = updates.filter((u) => u.layout.mask.some((m) => m > 0));
+  const sftUpdates = updates.filter((u) => u.layout.sftMask !== undefined);
+  for (const name of names) {
+    out[rename[name] ?? `train/${name}`] = mean((r) => r.metrics[name], SUPERVISED_METRICS.has(name) ? sftUpdates : rlUpdates);
+  }
   out['clip/frac'] = (out['clip/frac_low'] ?? 0) + (out['clip/frac_high'] ?? 0);
   return out;
 }

@@ -35,6 +35,8 @@ export const trainerStateSchema = z.object({
   maxTurns: z.number().int().min(1),
   maxTokens: z.number().int().min(1),
   prefixLength: z.number().int().min(0).nullable(),
+  /** RL's row length (measured when the config left it open); absent in older checkpoints: the config's, else 128. */
+  rowLength: z.number().int().min(1).nullable().default(null),
   episodes: z.number().int().min(0),
   /** Wall time spent so far (every earlier session of the run). */
   wallSeconds: z.number().min(0),

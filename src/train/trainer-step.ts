@@ -3,7 +3,10 @@
  * parts and the run's reward functions, recorded per turn by the agent loop) → groups →
  * advantages (computeAdvantages; the episode's advantage goes to every decision it made) →
  * training samples (buildSamples: exactly the sampled ids, per turn, packed per conversation) →
- * optimiser steps (mini-batches, epochs) → the new weights are published to the policy.
+ * optimiser steps (mini-batches, epochs) → the new weights are published to the policy. With
+ * `report.mode` 'supervised', the oracle's report answers of every usable trajectory (not only the
+ * groups that have advantages: a supervised target needs none) join the RL samples, trained by
+ * likelihood in the same forward (report-sft-samples.ts, trainer-loss.ts).
  */
 import { computeAdvantages } from '../advantage/compute.ts';
 import { scoredGroupsFromTrajectories } from '../advantage/from-trajectories.ts';
@@ -11,6 +14,7 @@ import { Rng } from '../core/random.ts';
 import type { Trajectory } from '../core/trajectory.ts';
 import type { EnvSpec } from '../envs/env.ts';
 import type { ParamTrainer, StepResult } from '../model/param-trainer.ts';
+import { np } from '../model/engine.ts';
 import type { Params } from '../model/params.ts';
 import type { EmbeddedPolicy } from '../policy/embedded.ts';
 import type { RewardConfig } from '../rewards/reward.ts';
@@ -18,8 +22,9 @@ import { runRollouts } from '../rollout/rollouts.ts';
 import type { ModelAssets } from './default-model.ts';
 import type { LayoutSample, LayoutShapes, RlLayout } from './rl-batch.ts';
 import { rlTensors } from './rl-batch-forward.ts';
+import { reportSftSamples } from './report-sft-samples.ts';
 import { buildSamples } from './samples.ts';
-import type { TrainSettings } from './train-config.ts';
+import { klBetaAt, type TrainSettings } from './train-config.ts';
 import { logprobsOnLayout, type FrozenForward } from './trainer-loss.ts';
 import { miniBatches } from './mini-batches.ts';
 import { type RlStepInputs } from './trainer-loss.ts';
@@ -52,13 +57,16 @@ export interface RlStepResult {
 }
 
 /** One optimiser update per layout the samples fill (a fixed shape each). */
-async function optimise<O extends Record<string, unknown>>(ctx: RlStepContext<O>, samples: readonly LayoutSample[]) {
+async function optimise<O extends Record<string, unknown>>(ctx: RlStepContext<O>, samples: readonly LayoutSample[], klBeta: number) {
   const out: { result: StepResult; layout: RlLayout }[] = [];
   const { layouts, tooLong } = ctx.shapes.layouts(samples);
   ctx.counts.tooLong += tooLong;
   for (const layout of layouts) {
     const inputs: RlStepInputs = rlTensors(ctx.assets.cfg, layout);
-    if (ctx.reference) inputs.refLogprobs = logprobsOnLayout(ctx.reference.forward, ctx.reference.params, inputs);
+    if (ctx.reference) {
+      inputs.refLogprobs = logprobsOnLayout(ctx.reference.forward, ctx.reference.params, inputs);
+      inputs.klBeta = np.array(klBeta);
+    }
     out.push({ result: await ctx.trainer.step(inputs), layout });
   }
   return out;
@@ -87,14 +95,17 @@ export async function rlStep<O extends Record<string, unknown>>(ctx: RlStepConte
   const prefix = ctx.shapes.prefixLength;
   const maxPackedTokens = settings.samples.maxPackedTokens ?? (Number.isFinite(prefix) ? prefix + ctx.shapes.length + 1 : null);
   const batch = buildSamples(usable, advantages.advantages, { ...settings.samples, maxPackedTokens, endOfTurnTokenIds: ctx.assets.stopTokenIds });
+  const reportSft = settings.report.mode === 'supervised' ? reportSftSamples(usable, ctx.assets) : null;
+  const samples: LayoutSample[] = reportSft ? [...batch.samples, ...reportSft.samples] : batch.samples;
   const t2 = performance.now();
 
+  const klBeta = klBetaAt(settings.loss, step, settings.steps);
   const updates: { result: StepResult; layout: RlLayout }[] = [];
   ctx.counts.tooLong = 0;
-  if (batch.samples.length > 0) {
+  if (samples.length > 0) {
     for (let epoch = 0; epoch < settings.update.epochs; epoch++) {
       const rng = new Rng(settings.seed, 0x7e57 + step * 131 + epoch);
-      for (const part of miniBatches(batch.samples, settings.update.miniBatches, rng)) updates.push(...(await optimise(ctx, part)));
+      for (const part of miniBatches(samples, settings.update.miniBatches, rng)) updates.push(...(await optimise(ctx, part, klBeta)));
     }
   }
   ctx.policy.updateWeights(ctx.trainer.params, step);
@@ -104,6 +115,15 @@ export async function rlStep<O extends Record<string, unknown>>(ctx: RlStepConte
     ...rolloutMetrics(rollout.summary, rollout.trajectories),
     ...updateMetrics(updates, advantages.stats, batch.stats),
     'samples/too_long': ctx.counts.tooLong,
+    ...(reportSft
+      ? {
+          'samples/report_sft': reportSft.stats.samples,
+          'samples/report_sft_without_exact_ids': reportSft.stats.withoutExactIds,
+          'tokens/report_sft': reportSft.stats.tokens,
+          'tokens/report_sft_targets': reportSft.stats.targetTokens,
+        }
+      : {}),
+    ...(ctx.reference ? { 'kl/beta': klBeta } : {}),
     'time/rollout_s': (t1 - t0) / 1000,
     'time/advantage_s': (t2 - t1) / 1000,
     'time/train_s': (t3 - t2) / 1000,

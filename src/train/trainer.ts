@@ -15,11 +15,12 @@ import { toHostParams, toParams, type Params } from '../model/params.ts';
 import type { EmbeddedPolicy } from '../policy/embedded.ts';
 import type { Store } from '../store/store.ts';
 import { AdamW } from '../model/adamw.ts';
+import { rewardsForReportMode } from '../rewards/report-mode.ts';
 import { loadModelFolder, saveModelFolder, saveTrainCheckpoint, type TrainCheckpoint } from './checkpoint-io.ts';
 import { createDefaultModel, type ModelAssets } from './default-model.ts';
 import { parseLossConfig } from './loss-config.ts';
 import { LayoutShapes } from './rl-batch.ts';
-import type { TrainSettings } from './train-config.ts';
+import { rlLossConfig, type TrainSettings } from './train-config.ts';
 import { evalMetrics, periodicEval, type PeriodicEval } from './trainer-eval.ts';
 import { frozenLogprobs, rlLoss, type RlStepInputs } from './trainer-loss.ts';
 import { trainerPolicy } from './trainer-policy.ts';
@@ -27,6 +28,9 @@ import { finiteMetrics } from './trainer-metrics.ts';
 import { TRAINER_STATE_FORMAT, type TrainerState, type WarmStartSummary } from './trainer-state.ts';
 import { rlStep, type RlStepContext } from './trainer-step.ts';
 import { warmStart, type WarmStartCheck } from './warm-start.ts';
+
+/** The row length runs had before it was measured (checkpoints that did not record one). */
+const LEGACY_ROW_LENGTH = 128;
 
 export type TrainEvent =
   | { type: 'phase'; phase: 'model' | 'warm-start' | 'rl'; message: string }
@@ -87,7 +91,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
     await store.appendMetrics(Object.entries(kept).map(([name, value]) => ({ runId, step, name, value })));
   };
   const maxTurns = resolveMaxTurns(spec, options, settings);
-  const shapes = new LayoutShapes({ rows: settings.update.rows, length: settings.update.rowLength });
+  const shapes = new LayoutShapes({ rows: settings.update.rows, rowMultiple: settings.update.rowMultiple, length: settings.update.rowLength });
 
   let assets: ModelAssets;
   let params: Params;
@@ -104,6 +108,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
     firstStep = resume.state.step + 1;
     episodes = resume.state.episodes;
     if (resume.state.prefixLength !== null) shapes.fixPrefix(resume.state.prefixLength);
+    if (!shapes.lengthFixed) shapes.fixLength(resume.state.rowLength ?? LEGACY_ROW_LENGTH);
   } else {
     emit({ type: 'phase', phase: 'model', message: `training the tokenizer on ${settings.model.corpusEpisodes} random ${spec.name} episodes` });
     const model = await createDefaultModel({ spec, options, seed: settings.seed, corpusEpisodes: settings.model.corpusEpisodes, shape: settings.model });
@@ -130,6 +135,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
       maxTurns,
       maxTokens: Math.max(1, maxTokens),
       prefixLength: Number.isFinite(shapes.prefixLength) ? shapes.prefixLength : null,
+      rowLength: shapes.lengthFixed ? shapes.length : null,
       episodes,
       wallSeconds: wall(),
       warmStart: warm,
@@ -160,12 +166,13 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
         concurrency: settings.rollout.concurrency,
         // Its own layouts: a language-model warm start trains every token after the first, so it
         // shares no prefix, and RL's layouts must not inherit that (they share the system turn).
-        shapes: new LayoutShapes({ rows: settings.update.rows, length: settings.update.rowLength }),
+        shapes: new LayoutShapes({ rows: settings.update.rows, rowMultiple: settings.update.rowMultiple, length: settings.update.rowLength }),
         onStep: (step, loss) => emit({ type: 'warm-start-step', step, maxSteps: settings.warmStart.maxSteps, loss }),
         onCheck: (check) => emit({ type: 'warm-start-check', check }),
       });
       params = ws.params;
       maxTokens = ws.maxTokens;
+      if (!shapes.lengthFixed) shapes.fixLength(ws.rlRowLength);
       saveModelFolder(join(runDir, WARM_START_PATH), assets, await toHostParams(params));
       const last = ws.checks.at(-1);
       warm = {
@@ -190,9 +197,9 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
     }
 
     // RL.
-    const lossSettings = parseLossConfig(settings.loss, 'train.loss');
+    const lossSettings = parseLossConfig(rlLossConfig(settings.loss), 'train.loss');
     const optimizer = resume?.optimizer ? AdamW.fromState(resume.optimizer) : settings.optimizer;
-    const trainer = new ParamTrainer<RlStepInputs>(params, rlLoss(assets.cfg, lossSettings), optimizer);
+    const trainer = new ParamTrainer<RlStepInputs>(params, rlLoss(assets.cfg, lossSettings, { sftWeight: settings.report.weight }), optimizer);
     let reference: RlStepContext<O>['reference'] = null;
     if (lossSettings.klBeta > 0) {
       const refParams = toParams(loadModelFolder(join(runDir, warm?.path ?? WARM_START_PATH)).params);
@@ -201,7 +208,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
     const ctx: RlStepContext<O> = {
       spec,
       options,
-      rewards: spec.rewards?.(options),
+      rewards: rewardsForReportMode(spec.rewards?.(options), settings.report.mode),
       settings,
       assets,
       policy,

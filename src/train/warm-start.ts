@@ -6,6 +6,7 @@
  * Since the demonstrated actions are uniformly random, the warm-started policy plays about as well
  * as `random`: whatever RL gains later, it discovered itself.
  */
+import { UsageError } from '../core/errors.ts';
 import { Rng } from '../core/random.ts';
 import type { EnvSpec } from '../envs/env.ts';
 import { ParamTrainer } from '../model/param-trainer.ts';
@@ -17,6 +18,7 @@ import { supervisedLoss } from './loss-sft.ts';
 import type { LayoutShapes} from './rl-batch.ts';
 import { type LayoutSample } from './rl-batch.ts';
 import { rlLogprobs, rlTensors, type RlTensors } from './rl-batch-forward.ts';
+import { measuredRowLengths } from './row-length.ts';
 import type { TrainSettings } from './train-config.ts';
 import { demoSeeds, formatCheckSeeds } from './trainer-seeds.ts';
 import { warmStartDemonstrations, type Demonstrations } from './warm-start-demos.ts';
@@ -64,6 +66,8 @@ export interface WarmStartResult {
   losses: { step: number; loss: number }[];
   /** The answers' token budget the run uses from here on. */
   maxTokens: number;
+  /** RL's row length measured from the demonstrations (positions behind the shared system turn). */
+  rlRowLength: number;
   /** `tooLong`: demonstrations left out, every time a batch held them, for not fitting a row. */
   demos: Omit<Demonstrations, 'samples'> & { samples: number; tooLong: number };
   /** Tokens computed by the training forward (shared prefix once per batch). */
@@ -120,6 +124,13 @@ export async function warmStart<O extends Record<string, unknown>>(request: Warm
     languageModel: settings.languageModel,
   });
   const maxTokens = request.maxTokens ?? demos.maxCompletionTokens + MAX_TOKENS_SLACK;
+  const rowLengths = measuredRowLengths(demos.samples, assets.cfg.maxPositionEmbeddings);
+  if (!request.shapes.lengthFixed) request.shapes.fixLength(rowLengths.warmStart);
+  // A row that holds no demonstration would leave every batch empty (and the loop below spinning).
+  const shortest = Math.min(...demos.samples.map((s) => s.tokens.length - 1));
+  if (shortest > request.shapes.length) {
+    throw new UsageError(`train.update.rowLength: ${request.shapes.length} holds none of the warm start's demonstrations (the shortest needs ${shortest}); raise it or leave it null to measure it`);
+  }
   const trainer = new ParamTrainer<RlTensors>(request.params, sftLoss(assets.cfg), settings.optimizer);
   const { shapes } = request;
   const checks: WarmStartCheck[] = [];
@@ -198,6 +209,7 @@ export async function warmStart<O extends Record<string, unknown>>(request: Warm
     checks,
     losses,
     maxTokens,
+    rlRowLength: rowLengths.rl,
     demos: { ...demoStats, samples: samples.length, tooLong: tooLongDemos },
     trainTokens,
     trainMs,

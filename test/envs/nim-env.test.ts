@@ -172,7 +172,7 @@ test('policyReturn rejects illegal moves, non-distributions and state spaces too
 });
 
 test('options are strict, bounded, and a single heap cannot start with the opponent', () => {
-  assert.deepEqual(options({}), { heaps: [3, 4, 5], heapCount: 3, maxHeap: 7, opponent: 'optimal', first: 'agent' });
+  assert.deepEqual(options({}), { heaps: [3, 4, 5], heapCount: 3, maxHeap: 7, opponent: 'optimal', first: 'agent', starts: 'all' });
   for (const bad of [{ heap: [1] }, { heaps: [0, 3] }, { heaps: [16] }, { heaps: [] }, { heaps: [1, 1, 1, 1, 1, 1, 1] }, { heaps: 'many' }, { opponent: 'smart' }, { maxHeap: 0 }, { heapCount: 7 }]) {
     assert.equal(nimOptionsSchema.safeParse(bad).success, false, JSON.stringify(bad));
   }

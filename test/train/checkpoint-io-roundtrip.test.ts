@@ -36,6 +36,7 @@ function state(step: number): TrainerState {
     maxTurns: 1,
     maxTokens: 30,
     prefixLength: 40,
+    rowLength: 96,
     episodes: 12,
     wallSeconds: 3.5,
     warmStart: null,

@@ -170,6 +170,16 @@ test('policy loss: gradient w.r.t. log π_new is w·(length weight)·(−r·A) o
   for (let i = 0; i < expected.length; i++) near(got[i], expected[i], 1e-6, `d loss / d log π [${i}]`);
 });
 
+test('policy loss: β given as a step input replaces the configured β (a schedule without recompiling)', async () => {
+  // Same batch as the hand-computed case: policy part 0.05430705, KL part 0.0055827 per unit β.
+  const [loss, m] = policyLoss({ ...batchInputs(), klBeta: np.array(0.4) }, parseLossConfig({ lengthNorm: 'grpo', klBeta: 0.1 }));
+  near(await scalar(m.klLoss), 0.4 * 0.0055827, 1e-7, 'klLoss at β 0.4');
+  near(await scalar(loss), 0.05430705 + 0.4 * 0.0055827, 1e-6, 'loss at β 0.4');
+  // A scheduled β also switches the KL on when the configured β is 0.
+  const [, off] = policyLoss({ ...batchInputs(), klBeta: np.array(0.2) }, parseLossConfig({ lengthNorm: 'grpo' }));
+  near(await scalar(off.klLoss), 0.2 * 0.0055827, 1e-7, 'klLoss at β 0.2 over a configured 0');
+});
+
 test('policy loss: klBeta > 0 without a reference is an error', () => {
   assert.throws(() => {
     const { refLogprobs, ...rest } = batchInputs();

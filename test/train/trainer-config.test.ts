@@ -2,7 +2,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { UsageError } from '../../src/core/errors.ts';
-import { applyFlagOverrides, parseTrainConfig } from '../../src/train/train-config.ts';
+import { hmmSpec } from '../../src/envs/hmm/spec.ts';
+import { rewardsForReportMode } from '../../src/rewards/report-mode.ts';
+import { applyFlagOverrides, klBetaAt, parseTrainConfig, rlLossConfig } from '../../src/train/train-config.ts';
 
 test('defaults: GRPO with zero-variance groups dropped, clipped loss, KL to the warm start, warm start on', () => {
   const c = parseTrainConfig({});
@@ -42,10 +44,53 @@ test('a bad field is a UsageError naming it', () => {
     [{ typo: 1 }, /train: .*typo|Unrecognized key/],
     [{ seed: 2 ** 40 }, /train\.seed/],
     [{ update: { rows: 0 } }, /train\.update\.rows/],
+    [{ update: { rowMultiple: 0 } }, /train\.update\.rowMultiple/],
+    [{ loss: { klBetaEndRatio: -0.1 } }, /train\.loss\.klBetaEndRatio/],
+    [{ loss: { klBetaEndRatio: 2 } }, /train\.loss\.klBetaEndRatio/],
   ];
   for (const [config, message] of cases) {
     assert.throws(() => parseTrainConfig(config), (e: unknown) => e instanceof UsageError && message.test(e.message), JSON.stringify(config));
   }
   assert.throws(() => applyFlagOverrides([1, 2], {}), /train config: must be a JSON object/);
   assert.throws(() => applyFlagOverrides({ optimizer: 3 }, { lr: 0.1 }), /train\.optimizer: must be an object/);
+});
+
+test('β schedule: linear from klBeta at step 1 to klBeta × klBetaEndRatio at the last step', () => {
+  const annealed = parseTrainConfig({ steps: 5, loss: { klBeta: 2, klBetaEndRatio: 0.2 } });
+  assert.deepEqual([1, 2, 3, 4, 5].map((s) => Number(klBetaAt(annealed.loss, s, annealed.steps).toFixed(6))), [2, 1.6, 1.2, 0.8, 0.4]);
+  // Default: 1 → 0.1; ratio 1 is constant; β 0 stays off.
+  const byDefault = parseTrainConfig({ steps: 11 });
+  assert.deepEqual([1, 6, 11].map((s) => Number(klBetaAt(byDefault.loss, s, byDefault.steps).toFixed(6))), [1, 0.55, 0.1]);
+  const constant = parseTrainConfig({ steps: 5, loss: { klBetaEndRatio: 1 } });
+  assert.deepEqual([1, 3, 5].map((s) => klBetaAt(constant.loss, s, constant.steps)), [1, 1, 1]);
+  const off = parseTrainConfig({ steps: 5, loss: { klBeta: 0 } });
+  assert.deepEqual([1, 5].map((s) => klBetaAt(off.loss, s, off.steps)), [0, 0]);
+  // The loss itself never sees the schedule (its schema is strict).
+  assert.equal('klBetaEndRatio' in rlLossConfig(annealed.loss), false);
+});
+
+test('report: reward by default, supervised with a weight ≥ 0; a bad field is named', () => {
+  assert.deepEqual(parseTrainConfig({}).report, { mode: 'reward', weight: 1 });
+  assert.deepEqual(parseTrainConfig({ report: { mode: 'supervised' } }).report, { mode: 'supervised', weight: 1 });
+  assert.deepEqual(parseTrainConfig({ report: { mode: 'supervised', weight: 0.5 } }).report, { mode: 'supervised', weight: 0.5 });
+  const cases: [unknown, RegExp][] = [
+    [{ report: { mode: 'sft' } }, /train\.report\.mode/],
+    [{ report: { weight: -1 } }, /train\.report\.weight: must be ≥ 0/],
+    [{ report: { weight: 'high' } }, /train\.report\.weight/],
+    [{ report: { mode: 'supervised', wieght: 2 } }, /train\.report/],
+    [{ report: 'supervised' }, /train\.report/],
+  ];
+  for (const [config, pattern] of cases) {
+    assert.throws(() => parseTrainConfig(config), (e: unknown) => e instanceof UsageError && pattern.test(e.message), JSON.stringify(config));
+  }
+});
+
+test("report.mode picks the forecast part's weight in the RL reward: the env's in reward mode, 0 in supervised mode", () => {
+  const rewards = hmmSpec.rewards!(hmmSpec.options.parse({ report: true, reportWeight: 2 }));
+  assert.equal(rewardsForReportMode(rewards, 'reward'), rewards);
+  const supervised = rewardsForReportMode(rewards, 'supervised')!;
+  assert.deepEqual(supervised.weights, { ...rewards.weights, forecast: 0 });
+  assert.deepEqual(supervised.fns.map((f) => f.name), ['forecast'], 'still scored and recorded');
+  assert.equal(rewards.weights.forecast, 2, 'the env config is not changed');
+  assert.equal(rewardsForReportMode(undefined, 'supervised'), undefined);
 });

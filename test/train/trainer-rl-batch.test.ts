@@ -75,6 +75,11 @@ test('a batch larger than one layout fills several of the same shape', () => {
   const layouts = buildRlLayouts(samples, { rows: 1, lengthMultiple: 16, minLength: 16 });
   assert.deepEqual(layouts.map((l) => [l.rows, l.length]), [[1, 16], [1, 16]]);
   assert.deepEqual(layouts.map((l) => l.placements.map((p) => p.sample)), [[0, 1], [2, 3]]);
+  // The last layout keeps the rows it uses, rounded up to rowMultiple (full layouts keep `rows`).
+  const many = Array.from({ length: 11 }, (_, i) => sample([1 + i], [2, 3, 4, 5, 6, 7, 8, 9, 10, 11]));
+  assert.deepEqual(buildRlLayouts(many, { rows: 4, rowMultiple: 2, lengthMultiple: 16, minLength: 16 }).map((l) => l.rows), [4, 4, 4]);
+  assert.deepEqual(buildRlLayouts(many.slice(0, 9), { rows: 4, rowMultiple: 2, lengthMultiple: 16, minLength: 16 }).map((l) => l.rows), [4, 4, 2]);
+  assert.deepEqual(buildRlLayouts(many.slice(0, 9), { rows: 4, lengthMultiple: 16, minLength: 16 }).map((l) => l.rows), [4, 4, 4]);
   // One shape per run: fixed rows and length, a prefix that never grows; too long sequences are counted.
   const shapes = new LayoutShapes({ rows: 4, length: 16, prefixMultiple: 4 });
   const first = shapes.layouts(samples);

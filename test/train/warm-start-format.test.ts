@@ -111,3 +111,33 @@ test('a small supervised budget teaches a tiny model the answer format (invalid 
   assert.equal(checks[0], 1, 'the random model answers nothing legal');
   assert.ok(checks.at(-1)! <= 0.25, `invalid rates along the warm start: ${checks.join(', ')}`);
 });
+
+test('the warm start measures the row length when none is set, and refuses a row that holds no demonstration', async () => {
+  const model = await tinyModel();
+  const policy = trainerPolicy(model.assets, toParams(model.params), { name: 'tiny', modelId: 'tiny', version: 0, maxBatchRows: 64 });
+  const request = (shapes: LayoutShapes) =>
+    warmStart({
+      spec: pickSpec,
+      options: {},
+      assets: model.assets,
+      params: toParams(model.params),
+      policy,
+      settings: { ...settings.warmStart, maxSteps: 0 },
+      runSeed: 0,
+      maxTurns: 1,
+      maxTokens: null,
+      temperature: 1,
+      concurrency: 64,
+      shapes,
+    });
+  try {
+    const measured = new LayoutShapes({ rows: 4, length: null });
+    const result = await request(measured);
+    tree.dispose(result.params);
+    assert.ok(measured.lengthFixed && measured.length >= 64 && measured.length % 32 === 0, `measured ${measured.length}`);
+    assert.ok(result.rlRowLength >= 64 && result.rlRowLength <= measured.length);
+    await assert.rejects(request(new LayoutShapes({ rows: 4, length: 2 })), /train\.update\.rowLength: 2 holds none of the warm start's demonstrations/);
+  } finally {
+    await policy.close();
+  }
+});

@@ -23,6 +23,7 @@ import { loadTrainCheckpoint, type TrainCheckpoint } from '../../train/checkpoin
 import { applyFlagOverrides, parseTrainConfig, type TrainFlagOverrides, type TrainSettings } from '../../train/train-config.ts';
 import { trainRun, type TrainEvent } from '../../train/trainer.ts';
 import { finalEvaluation, type FinalEval } from '../../train/trainer-final.ts';
+import { finalSummary } from '../../train/trainer-report-summary.ts';
 import { parseTrainerState, type TrainerState } from '../../train/trainer-state.ts';
 import { fmt, makeOutput, pct } from '../output.ts';
 
@@ -163,12 +164,6 @@ function progressPrinter(steps: number): (event: TrainEvent) => void {
   };
 }
 
-/** The trained policy's line of the final evaluation, as the --json object reports it. */
-function headline(final: FinalEval) {
-  const p = final.trained;
-  return { meanReturn: p.meanReturn, ci95: p.ci95, exactReturn: p.exactReturn, winRate: p.winRate, invalidRate: p.invalidRate, meanTurns: p.meanTurns };
-}
-
 export async function trainCommand(flags: TrainFlags): Promise<void> {
   const out = makeOutput(!!flags.json);
   const started = performance.now();
@@ -235,7 +230,6 @@ export async function trainCommand(flags: TrainFlags): Promise<void> {
       trainedPolicy: outcome.policy.name,
       finalEvalSeconds,
     });
-    const trained = headline(final);
     const summary = {
       run: runId,
       env: spec.name,
@@ -244,11 +238,7 @@ export async function trainCommand(flags: TrainFlags): Promise<void> {
       episodes: outcome.episodes,
       wallSeconds,
       sessionSeconds: (performance.now() - started) / 1000,
-      eval: trained,
-      warmStart: final.warmStart
-        ? { meanReturn: final.warmStart.meanReturn, exactReturn: final.warmStart.exactReturn, invalidRate: final.warmStart.invalidRate, steps: outcome.warmStart?.steps ?? null }
-        : null,
-      baselines: final.baselines,
+      ...finalSummary(final, outcome.warmStart?.steps ?? null),
       optimalReturn: final.report.optimalReturn,
       checkpoint: outcome.lastCheckpoint,
       report: files.report,

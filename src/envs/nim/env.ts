@@ -6,6 +6,7 @@ import { nimTools, parseTake, takeAction } from './actions.ts';
 import { nimOracle } from './oracle.ts';
 import type { NimOptions } from './options.ts';
 import { applyMove, isCleared, legalMoves, perfectMove, type NimMove } from './rules.ts';
+import { drawStart } from './starts.ts';
 
 /** Rng streams under the episode seed. */
 const START_STREAM = 1;
@@ -37,10 +38,8 @@ export class NimEnv implements Env {
   }
 
   reset(seed: number): EnvReset {
-    const startRng = new Rng(seed, START_STREAM);
-    const { heaps, heapCount, maxHeap, first } = this.options;
-    this.heaps = heaps === 'random' ? Array.from({ length: heapCount }, () => 1 + startRng.int(maxHeap)) : [...heaps];
-    const agentFirst = first === 'agent' || (first === 'random' && startRng.next() < 0.5);
+    const { heaps, agentFirst } = drawStart(this.options, new Rng(seed, START_STREAM));
+    this.heaps = heaps;
     this.opponentRng = new Rng(seed, OPPONENT_STREAM);
     this.done = false;
     const startHeaps = [...this.heaps];

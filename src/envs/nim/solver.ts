@@ -1,6 +1,7 @@
 /**
  * Exact expected returns for Nim: of the optimal agent (Bouton against the perfect opponent,
- * expectimax against the random one) and of any DecisionRule, averaged over the options' starts.
+ * expectimax against the random one) and of any DecisionRule, averaged over the options' starts
+ * (per first mover: with `starts: 'winning'` the two movers start from different heaps).
  */
 import type { DecisionRule, DecisionView } from '../env.ts';
 import { parseTake, takeAction } from './actions.ts';
@@ -8,7 +9,7 @@ import { agentValueVsRandom, opponentValueVsRandom } from './expectimax.ts';
 import { nimOracle, type NimOpponent } from './oracle.ts';
 import type { NimOptions } from './options.ts';
 import { applyMove, isCleared, legalMoves, nimSum, perfectMove, type NimMove } from './rules.ts';
-import { agentFirstProbability, orderedStarts, orderedStateBound, unorderedStarts } from './starts.ts';
+import { firstMovers, orderedStarts, orderedStateBound, unorderedStarts } from './starts.ts';
 
 /** Largest number of ordered positions policyReturn will enumerate. */
 export const NIM_POLICY_STATE_LIMIT = 250_000;
@@ -27,12 +28,10 @@ function optimalOpponentValue(heaps: readonly number[], opponent: NimOpponent): 
 }
 
 export function nimOptimalReturn(options: NimOptions): number {
-  const pAgentFirst = agentFirstProbability(options);
   let total = 0;
-  for (const { heaps, p } of unorderedStarts(options)) {
-    const agentFirst = pAgentFirst > 0 ? optimalAgentValue(heaps, options.opponent) : 0;
-    const opponentFirst = pAgentFirst < 1 ? optimalOpponentValue(heaps, options.opponent) : 0;
-    total += p * (pAgentFirst * agentFirst + (1 - pAgentFirst) * opponentFirst);
+  for (const { agentFirst, p: pFirst } of firstMovers(options)) {
+    const value = agentFirst ? optimalAgentValue : optimalOpponentValue;
+    for (const { heaps, p } of unorderedStarts(options, agentFirst)) total += pFirst * p * value(heaps, options.opponent);
   }
   return total;
 }
@@ -103,11 +102,10 @@ export function nimPolicyReturn(options: NimOptions, rule: DecisionRule): number
     return value;
   };
 
-  const pAgentFirst = agentFirstProbability(options);
   let total = 0;
-  for (const { heaps, p } of orderedStarts(options)) {
-    if (pAgentFirst > 0) total += p * pAgentFirst * agentValue(heaps);
-    if (pAgentFirst < 1) total += p * (1 - pAgentFirst) * opponentValue(heaps);
+  for (const { agentFirst, p: pFirst } of firstMovers(options)) {
+    const value = agentFirst ? agentValue : opponentValue;
+    for (const { heaps, p } of orderedStarts(options, agentFirst)) total += pFirst * p * value(heaps);
   }
   return total;
 }

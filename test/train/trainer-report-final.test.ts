@@ -1,0 +1,97 @@
+/** The final evaluation in train's report.md and --json summary: env metrics per policy, the normalised scores, Blackjack's strategy chart. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { resolveEpisodeSettings } from '../../src/agent/episode-settings.ts';
+import { banditSpec } from '../../src/envs/bandit/spec.ts';
+import { blackjackSpec } from '../../src/envs/blackjack/spec.ts';
+import { blackjackStrategyChart } from '../../src/eval/blackjack-strategy-chart.ts';
+import { evaluatePolicies } from '../../src/eval/evaluate.ts';
+import { oraclePolicy, randomPolicy } from '../../src/policy/scripted.ts';
+import { trainReportMarkdown } from '../../src/report/train-report.ts';
+import type { FinalEval } from '../../src/train/trainer-final.ts';
+import { finalSummary } from '../../src/train/trainer-report-summary.ts';
+import { fixedTextPolicy, pullText } from '../eval/fixed-text-policy.ts';
+
+test('bandit: regret and normalised scores of the trained policy and the warm start reach the summary and report.md', async () => {
+  const report = await evaluatePolicies({
+    spec: banditSpec,
+    options: banditSpec.options.parse({}),
+    policies: [fixedTextPolicy('run:r', pullText(1)), fixedTextPolicy('warm-start', pullText(2)), randomPolicy(), oraclePolicy()],
+    seeds: Array.from({ length: 100 }, (_, i) => i),
+    episode: resolveEpisodeSettings({ temperature: 0, maxTokens: 32 }),
+  });
+  const [trained, warm, random, oracle] = report.policies;
+  const final: FinalEval = { report, trained, warmStart: warm, baselines: { 'warm-start': warm.meanReturn, random: random.meanReturn, oracle: oracle.meanReturn } };
+  const summary = finalSummary(final, 12);
+  const score = (p: typeof trained) => (p.meanReturn - random.meanReturn) / (oracle.meanReturn - random.meanReturn);
+  assert.equal(summary.normalisedScoreBasis, 'sampled');
+  assert.ok(Math.abs(summary.normalisedScore! - score(trained)) < 1e-12);
+  assert.equal(summary.warmStartNormalisedScoreBasis, 'sampled');
+  assert.ok(Math.abs(summary.warmStartNormalisedScore! - score(warm)) < 1e-12);
+  assert.deepEqual(summary.eval.metrics, { regret: trained.metrics.regret });
+  assert.ok(trained.metrics.regret > 0.5, `a fixed arm regrets ${trained.metrics.regret}`);
+  assert.deepEqual(summary.warmStart, { meanReturn: warm.meanReturn, exactReturn: null, invalidRate: 0, steps: 12, metrics: warm.metrics });
+  assert.deepEqual(Object.keys(summary.baselineMetrics), ['warm-start', 'random', 'oracle']);
+  assert.ok(Math.abs(summary.baselineMetrics.oracle.regret) < 1e-9);
+  // Plain JSON all the way through.
+  assert.deepEqual(JSON.parse(JSON.stringify(summary)), summary);
+
+  const md = trainReportMarkdown({
+    runId: 'r',
+    env: 'bandit',
+    envOptions: {},
+    config: {},
+    steps: 1,
+    episodes: 10,
+    wallSeconds: 5,
+    metrics: [],
+    warmStart: null,
+    finalEval: report,
+    trainedPolicy: 'run:r',
+    finalEvalSeconds: 1,
+  });
+  assert.match(md, /\| policy \| mean return \| 95% CI \| exact return \| win \| draw \| loss \| invalid \| regret \| normalised \|\n\|---\|---:\|---\|(---:\|){7}\n/);
+  const row = md.split('\n').find((line) => line.startsWith('| **run:r (trained)** |'))!;
+  assert.ok(row.endsWith(`| ${trained.metrics.regret.toFixed(4)} | ${score(trained).toFixed(4)} (sampled) |`), row);
+  assert.ok(
+    md.includes(
+      `- trained: normalised score, sampled returns: (trained − random) / (oracle − random) = (${trained.meanReturn.toFixed(4)} − ${random.meanReturn.toFixed(4)}) / ` +
+        `(${oracle.meanReturn.toFixed(4)} − ${random.meanReturn.toFixed(4)}) = ${score(trained).toFixed(4)}`,
+    ),
+    md,
+  );
+  assert.match(md, /- warm start: normalised score, sampled returns: \(warm start − random\)/);
+});
+
+test('without random and the oracle the scores are null and the report says so', async () => {
+  const report = await evaluatePolicies({
+    spec: banditSpec,
+    options: banditSpec.options.parse({}),
+    policies: [fixedTextPolicy('run:r', pullText(1))],
+    seeds: [1, 2, 3],
+    episode: resolveEpisodeSettings({ temperature: 0, maxTokens: 32 }),
+  });
+  const summary = finalSummary({ report, trained: report.policies[0], warmStart: null, baselines: {} }, null);
+  assert.deepEqual([summary.normalisedScore, summary.normalisedScoreBasis, summary.warmStartNormalisedScore, summary.warmStartNormalisedScoreBasis, summary.warmStart], [null, null, null, null, null]);
+  const md = trainReportMarkdown({ runId: 'r', env: 'bandit', envOptions: {}, config: {}, steps: 1, episodes: 1, wallSeconds: 1, metrics: [], warmStart: null, finalEval: report, trainedPolicy: 'run:r', finalEvalSeconds: 0 });
+  assert.match(md, /- trained: normalised score n\/a \(random and the oracle are not both in the evaluation\)/);
+  assert.ok(!md.includes('| normalised |'));
+});
+
+test('blackjack: the trained policy greedy table becomes a strategy chart with its differences from the optimum', async () => {
+  const report = await evaluatePolicies({
+    spec: blackjackSpec,
+    options: blackjackSpec.options.parse({}),
+    policies: [fixedTextPolicy('run:r', '<tool_call>{"name": "stick", "arguments": {}}</tool_call>')],
+    seeds: [1, 2, 3],
+    episode: resolveEpisodeSettings({ temperature: 0, maxTokens: 32 }),
+  });
+  const md = trainReportMarkdown({ runId: 'r', env: 'blackjack', envOptions: { natural: false, sab: false }, config: {}, steps: 1, episodes: 1, wallSeconds: 1, metrics: [], warmStart: null, finalEval: report, trainedPolicy: 'run:r', finalEvalSeconds: 0 });
+  // Always stick: every state where the optimum hits is bold (hard 4..11 against every dealer card among them).
+  const chart = blackjackStrategyChart(report.policies[0].greedyTable!.moves, { natural: false, sab: false });
+  assert.ok(chart.differences.length >= 80 && chart.differences.every((d) => d.chosen === 'stick' && d.optimal === 'hit'));
+  assert.ok(md.includes(`## Strategy chart (trained policy, greedy)`));
+  assert.ok(md.includes(`(${chart.differences.length} of 280 states,`));
+  assert.match(md, /\| hard 8 (\| \*\*S\*\* ){10}\|/);
+  assert.match(md, /\| hard 20 (\| S ){10}\|/);
+});
