@@ -102,12 +102,14 @@ export const trainConfigSchema = z.strictObject({
     .extend({
       klBeta: z.number().min(0, 'must be ≥ 0').default(1),
       /**
-       * β at the last step as a share of klBeta; β moves linearly from klBeta at step 1 (1: constant).
-       * With the KL the policy settles near π_ref·exp(A/β), so at β 1 the warm start's lean (P(stick)
-       * 0.55 in every Blackjack state) still decides states where the two actions are close; a
-       * smaller β at the end, once RL has made the answer depend on the state, lets the better win.
+       * β at the last step as a share of klBeta; β moves linearly from klBeta at step 1 (1: constant,
+       * the default). With the KL the policy settles near π_ref·exp(A/β), so a smaller β late in a
+       * run lets the better action win where the warm start's lean decided. Measured on Blackjack
+       * with 0.1 (3 seeds, 300 steps): no seed kept improving (seed 2 went from −0.085 at step 100
+       * to always-stick at 200, seed 3 never left always-stick), while β 1 throughout took seed 2
+       * to −0.077; so the default keeps β constant.
        */
-      klBetaEndRatio: z.number().min(0, 'must be ≥ 0').max(1, 'must be ≤ 1').default(0.1),
+      klBetaEndRatio: z.number().min(0, 'must be ≥ 0').max(1, 'must be ≤ 1').default(1),
     })
     .prefault({}),
   /** RL's AdamW; the KL above keeps lr 1e-3 from wrecking the answer format. */

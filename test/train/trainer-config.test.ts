@@ -58,10 +58,10 @@ test('a bad field is a UsageError naming it', () => {
 test('β schedule: linear from klBeta at step 1 to klBeta × klBetaEndRatio at the last step', () => {
   const annealed = parseTrainConfig({ steps: 5, loss: { klBeta: 2, klBetaEndRatio: 0.2 } });
   assert.deepEqual([1, 2, 3, 4, 5].map((s) => Number(klBetaAt(annealed.loss, s, annealed.steps).toFixed(6))), [2, 1.6, 1.2, 0.8, 0.4]);
-  // Default: 1 → 0.1; ratio 1 is constant; β 0 stays off.
-  const byDefault = parseTrainConfig({ steps: 11 });
-  assert.deepEqual([1, 6, 11].map((s) => Number(klBetaAt(byDefault.loss, s, byDefault.steps).toFixed(6))), [1, 0.55, 0.1]);
-  const constant = parseTrainConfig({ steps: 5, loss: { klBetaEndRatio: 1 } });
+  const tenth = parseTrainConfig({ steps: 11, loss: { klBetaEndRatio: 0.1 } });
+  assert.deepEqual([1, 6, 11].map((s) => Number(klBetaAt(tenth.loss, s, tenth.steps).toFixed(6))), [1, 0.55, 0.1]);
+  // The default is constant; β 0 stays off.
+  const constant = parseTrainConfig({ steps: 5 });
   assert.deepEqual([1, 3, 5].map((s) => klBetaAt(constant.loss, s, constant.steps)), [1, 1, 1]);
   const off = parseTrainConfig({ steps: 5, loss: { klBeta: 0 } });
   assert.deepEqual([1, 5].map((s) => klBetaAt(off.loss, s, off.steps)), [0, 0]);
