@@ -150,6 +150,9 @@ export function trainReportMarkdown(input: TrainReportInput): string {
     for (const p of e.policies) {
       if (p.greedyTable) lines.push(`- ${p.policy}: greedy table ${p.greedyTable.invalidStates}/${p.greedyTable.states} states invalid; ${p.greedyTable.agreement.message}`);
     }
+    for (const p of e.policies) {
+      if (p.failed > 0) lines.push(`- ${p.policy}: ${p.failed} of ${p.episodes} episodes failed (${Object.entries(p.failureReasons).map(([why, n]) => `${n}× ${why}`).join('; ')})`);
+    }
     for (const note of e.notes) lines.push(`- ${note}`);
     lines.push('');
     const table = e.policies.find((p) => p.policy === input.trainedPolicy)?.greedyTable;

@@ -126,16 +126,22 @@ export const trainConfigSchema = z.strictObject({
        * prefix per optimiser update. A mini-batch that needs more rows takes several updates; a
        * sequence longer than a row is left out (counted). Also bounds the attention's memory.
        */
-      rows: z.number().int().min(1).max(1024).default(16),
+      rows: z.number().int().min(1).max(1024).default(32),
       /**
-       * A mini-batch's last update takes only the rows it fills, rounded up to this. Training time
-       * is proportional to rows (measured on Blackjack: 2 updates a step filled 44 % of 32 fixed
-       * rows), but every row count is a shape with its own compiled code and buffers in Wasm's
-       * 4 GiB (32 rows in multiples of 8 ran out of memory at step 30): keep rows / rowMultiple ≤ 2.
+       * A mini-batch's last update takes only the rows it fills, rounded up to this; null: every
+       * update has `rows` rows. Fewer rows cost less time (2 updates a Blackjack step filled 44 % of
+       * 32 rows), but each row count is a shape with its own compiled code and buffers in Wasm's
+       * 4 GiB, which is never returned: 32 rows in steps of 8 ran out of memory at step 30, and 16
+       * rows in steps of 8 with 224-token rows left too little for the final evaluation (its warm
+       * start episodes failed). So the default is one shape.
        */
-      rowMultiple: z.number().int().min(1).max(1024).default(8),
-      /** null: measured from the warm start's demonstrations (row-length.ts: 99 % of episodes fit a row). */
-      rowLength: z.number().int().min(16).max(8192).nullable().default(null),
+      rowMultiple: z.number().int().min(1).max(1024).nullable().default(null),
+      /**
+       * Row length; null: measured from the warm start's demonstrations (row-length.ts: 99 % of
+       * episodes fit a row), which multi-turn envs need (a 10-pull bandit episode is ~650 tokens)
+       * at a memory cost (see rowMultiple). 128 holds Blackjack's RL samples (2.6 % left out).
+       */
+      rowLength: z.number().int().min(16).max(8192).nullable().default(128),
     })
     .prefault({}),
   rollout: z

@@ -7,19 +7,25 @@ import type { PolicyEval } from '../eval/evaluate.ts';
 import type { ScoreBasis } from '../eval/normalised-score.ts';
 import type { FinalEval } from './trainer-final.ts';
 
+/** A figure, or null where no episode was scored (every one failed): JSON and the store hold no NaN. */
+type Figure = number | null;
+
 export interface FinalSummary {
   eval: {
-    meanReturn: number;
-    ci95: [number, number];
+    meanReturn: Figure;
+    ci95: [Figure, Figure];
     exactReturn: number | null;
-    winRate: number;
-    invalidRate: number;
-    meanTurns: number;
+    winRate: Figure;
+    invalidRate: Figure;
+    meanTurns: Figure;
+    /** Episodes that failed (an env, policy or engine error), by reason. */
+    failed: number;
+    failureReasons: Record<string, number>;
     metrics: Record<string, number>;
   };
-  warmStart: { meanReturn: number; exactReturn: number | null; invalidRate: number; steps: number | null; metrics: Record<string, number> } | null;
-  /** Mean return (greedy, same seeds) by baseline name, the warm start included. */
-  baselines: Record<string, number>;
+  warmStart: { meanReturn: Figure; exactReturn: number | null; invalidRate: Figure; failed: number; steps: number | null; metrics: Record<string, number> } | null;
+  /** Mean return (greedy, same seeds) by baseline name, the warm start included; null where every episode failed. */
+  baselines: Record<string, Figure>;
   /** The env's episode metrics by baseline name (empty objects where the env records none). */
   baselineMetrics: Record<string, Record<string, number>>;
   /** (trained − random) / (oracle − random); null when random or the oracle is missing or they are worth the same. */
@@ -27,6 +33,10 @@ export interface FinalSummary {
   normalisedScoreBasis: ScoreBasis | null;
   warmStartNormalisedScore: number | null;
   warmStartNormalisedScoreBasis: ScoreBasis | null;
+}
+
+function figure(x: number): Figure {
+  return Number.isFinite(x) ? x : null;
 }
 
 function score(p: PolicyEval | null): { value: number | null; basis: ScoreBasis | null } {
@@ -42,9 +52,19 @@ export function finalSummary(final: FinalEval, warmStartSteps: number | null): F
   const trainedScore = score(p);
   const warmScore = score(w);
   return {
-    eval: { meanReturn: p.meanReturn, ci95: p.ci95, exactReturn: p.exactReturn, winRate: p.winRate, invalidRate: p.invalidRate, meanTurns: p.meanTurns, metrics: p.metrics },
-    warmStart: w ? { meanReturn: w.meanReturn, exactReturn: w.exactReturn, invalidRate: w.invalidRate, steps: warmStartSteps, metrics: w.metrics } : null,
-    baselines: final.baselines,
+    eval: {
+      meanReturn: figure(p.meanReturn),
+      ci95: [figure(p.ci95[0]), figure(p.ci95[1])],
+      exactReturn: p.exactReturn,
+      winRate: figure(p.winRate),
+      invalidRate: figure(p.invalidRate),
+      meanTurns: figure(p.meanTurns),
+      failed: p.failed,
+      failureReasons: p.failureReasons,
+      metrics: p.metrics,
+    },
+    warmStart: w ? { meanReturn: figure(w.meanReturn), exactReturn: w.exactReturn, invalidRate: figure(w.invalidRate), failed: w.failed, steps: warmStartSteps, metrics: w.metrics } : null,
+    baselines: Object.fromEntries(Object.entries(final.baselines).map(([name, value]) => [name, figure(value)])),
     baselineMetrics,
     normalisedScore: trainedScore.value,
     normalisedScoreBasis: trainedScore.basis,

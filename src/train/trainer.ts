@@ -91,7 +91,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
     await store.appendMetrics(Object.entries(kept).map(([name, value]) => ({ runId, step, name, value })));
   };
   const maxTurns = resolveMaxTurns(spec, options, settings);
-  const shapes = new LayoutShapes({ rows: settings.update.rows, rowMultiple: settings.update.rowMultiple, length: settings.update.rowLength });
+  const shapes = new LayoutShapes({ rows: settings.update.rows, rowMultiple: settings.update.rowMultiple ?? undefined, length: settings.update.rowLength });
 
   let assets: ModelAssets;
   let params: Params;
@@ -166,7 +166,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
         concurrency: settings.rollout.concurrency,
         // Its own layouts: a language-model warm start trains every token after the first, so it
         // shares no prefix, and RL's layouts must not inherit that (they share the system turn).
-        shapes: new LayoutShapes({ rows: settings.update.rows, rowMultiple: settings.update.rowMultiple, length: settings.update.rowLength }),
+        shapes: new LayoutShapes({ rows: settings.update.rows, rowMultiple: settings.update.rowMultiple ?? undefined, length: settings.update.rowLength }),
         onStep: (step, loss) => emit({ type: 'warm-start-step', step, maxSteps: settings.warmStart.maxSteps, loss }),
         onCheck: (check) => emit({ type: 'warm-start-check', check }),
       });

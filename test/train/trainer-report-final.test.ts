@@ -30,7 +30,13 @@ test('bandit: regret and normalised scores of the trained policy and the warm st
   assert.ok(Math.abs(summary.warmStartNormalisedScore! - score(warm)) < 1e-12);
   assert.deepEqual(summary.eval.metrics, { regret: trained.metrics.regret });
   assert.ok(trained.metrics.regret > 0.5, `a fixed arm regrets ${trained.metrics.regret}`);
-  assert.deepEqual(summary.warmStart, { meanReturn: warm.meanReturn, exactReturn: null, invalidRate: 0, steps: 12, metrics: warm.metrics });
+  assert.deepEqual(summary.warmStart, { meanReturn: warm.meanReturn, exactReturn: null, invalidRate: 0, failed: 0, steps: 12, metrics: warm.metrics });
+  // A policy none of whose episodes was scored (all failed) has no figures: null, never NaN (the store refuses NaN).
+  const dead = { ...warm, meanReturn: NaN, ci95: [NaN, NaN] as [number, number], winRate: NaN, invalidRate: NaN, meanTurns: NaN, failed: 100, failureReasons: { 'engine: out of memory': 100 } };
+  const deadSummary = finalSummary({ ...final, trained: dead, warmStart: dead, baselines: { ...final.baselines, 'warm-start': NaN } }, 12);
+  assert.deepEqual([deadSummary.eval.meanReturn, deadSummary.eval.ci95, deadSummary.eval.failed, deadSummary.warmStart!.meanReturn, deadSummary.baselines['warm-start']], [null, [null, null], 100, null, null]);
+  assert.deepEqual(deadSummary.eval.failureReasons, { 'engine: out of memory': 100 });
+  assert.doesNotThrow(() => JSON.stringify(deadSummary));
   assert.deepEqual(Object.keys(summary.baselineMetrics), ['warm-start', 'random', 'oracle']);
   assert.ok(Math.abs(summary.baselineMetrics.oracle.regret) < 1e-9);
   // Plain JSON all the way through.
