@@ -23,7 +23,8 @@ test('report.mode supervised on hmm report=true: the supervised loss is logged a
     tinyTrainConfig({
       steps: 2,
       warmStart: { maxSteps: 60, minSteps: 60, batchSize: 16, demoEpisodes: 60, checkEvery: 60, checkEpisodes: 8, optimizer: { lr: 2e-2, warmupSteps: 5 } },
-      update: { rows: 8 },
+      // hmm's episodes are longer than the default 128-token rows: measured from the demonstrations.
+      update: { rows: 8, rowLength: null },
       report: { mode: 'supervised', weight: 0.5 },
       saveTrajectoriesPerStep: 16,
     }),
