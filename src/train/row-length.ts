@@ -5,7 +5,7 @@
  * 10-pull bandit episode out (its packed conversation is ~400 tokens); a length set by the single
  * longest episode would make every row pay for a rare outlier (attention grows with the square).
  */
-import type { LayoutSample } from './rl-batch.ts';
+import { sharedPrefixLength, type LayoutSample } from './rl-batch.ts';
 
 /** Share of demonstrated episodes a row must hold. */
 const COVERED = 0.99;
@@ -18,25 +18,15 @@ function coveringLength(lengths: number[], cap: number): number {
   return Math.min(cap, Math.max(MIN_LENGTH, Math.ceil(at / MULTIPLE) * MULTIPLE));
 }
 
-/** Tokens every sample starts with (the system turn RL shares as its prefix). */
-function commonPrefix(samples: readonly LayoutSample[]): number {
-  const first = samples[0].tokens;
-  let n = first.length;
-  for (const s of samples) {
-    let i = 0;
-    while (i < n && i < s.tokens.length && s.tokens[i] === first[i]) i++;
-    n = i;
-  }
-  return n;
-}
-
 /**
  * Row lengths for the warm start (its language-model samples share no prefix: whole sequences) and
  * for RL (positions behind the shared system turn), each capped at `cap` (the model's context).
  */
 export function measuredRowLengths(demos: readonly LayoutSample[], cap: number): { warmStart: number; rl: number } {
   if (demos.length === 0) throw new Error('measuredRowLengths: no demonstrations');
-  const prefix = commonPrefix(demos);
+  // The tokens every demonstration starts with (the system turn RL shares as its prefix); their
+  // masks are left out, as RL's samples train no token of it.
+  const prefix = sharedPrefixLength(demos.map((s) => ({ tokens: s.tokens, lossMask: [] })));
   return {
     warmStart: coveringLength(demos.map((s) => s.tokens.length - 1), cap),
     rl: coveringLength(demos.map((s) => s.tokens.length - 1 - prefix), cap),

@@ -30,6 +30,26 @@ async function tinyModel() {
   return createDefaultModel({ spec: pickSpec, options: {}, seed: 1, corpusEpisodes: 30, shape: settings.model });
 }
 
+type TinyModel = Awaited<ReturnType<typeof tinyModel>>;
+
+/** The warm start of the tiny model on pickSpec with the given step settings and batch shapes. */
+function warmStartOn(model: TinyModel, policy: ReturnType<typeof trainerPolicy>, steps: typeof settings.warmStart, shapes: LayoutShapes) {
+  return warmStart({
+    spec: pickSpec,
+    options: {},
+    assets: model.assets,
+    params: toParams(model.params),
+    policy,
+    settings: steps,
+    runSeed: 0,
+    maxTurns: 1,
+    maxTokens: null,
+    temperature: 1,
+    concurrency: 64,
+    shapes,
+  });
+}
+
 test('demonstrations: the policy prompt plus the answer as the template renders it, through end of turn', async () => {
   const { assets } = await tinyModel();
   const promptIds = (messages: Message[], tools: ToolSpec[]) => assets.tokenizer.encode(assets.chatTemplate.render(messages, { tools, addGenerationPrompt: true }));
@@ -71,36 +91,10 @@ test('a small supervised budget teaches a tiny model the answer format (invalid 
   tree.dispose(params);
   const checks: number[] = [];
   try {
-    const result = await warmStart({
-      spec: pickSpec,
-      options: {},
-      assets: model.assets,
-      params: toParams(model.params),
-      policy,
-      settings: { ...settings.warmStart, maxSteps: 0 },
-      runSeed: 0,
-      maxTurns: 1,
-      maxTokens: null,
-      temperature: 1,
-      concurrency: 64,
-      shapes: new LayoutShapes({ rows: settings.update.rows, length: settings.update.rowLength }),
-    });
+    const result = await warmStartOn(model, policy, { ...settings.warmStart, maxSteps: 0 }, new LayoutShapes({ rows: settings.update.rows, length: settings.update.rowLength }));
     checks.push(result.checks[0].invalidRate);
     tree.dispose(result.params);
-    const trained = await warmStart({
-      spec: pickSpec,
-      options: {},
-      assets: model.assets,
-      params: toParams(model.params),
-      policy,
-      settings: settings.warmStart,
-      runSeed: 0,
-      maxTurns: 1,
-      maxTokens: null,
-      temperature: 1,
-      concurrency: 64,
-      shapes: new LayoutShapes({ rows: settings.update.rows, length: settings.update.rowLength }),
-    });
+    const trained = await warmStartOn(model, policy, settings.warmStart, new LayoutShapes({ rows: settings.update.rows, length: settings.update.rowLength }));
     tree.dispose(trained.params);
     checks.push(...trained.checks.map((c) => c.invalidRate));
     assert.equal(trained.maxTokens, trained.demos.maxCompletionTokens + 16);
@@ -115,21 +109,7 @@ test('a small supervised budget teaches a tiny model the answer format (invalid 
 test('the warm start measures the row length when none is set, and refuses a row that holds no demonstration', async () => {
   const model = await tinyModel();
   const policy = trainerPolicy(model.assets, toParams(model.params), { name: 'tiny', modelId: 'tiny', version: 0, maxBatchRows: 64 });
-  const request = (shapes: LayoutShapes) =>
-    warmStart({
-      spec: pickSpec,
-      options: {},
-      assets: model.assets,
-      params: toParams(model.params),
-      policy,
-      settings: { ...settings.warmStart, maxSteps: 0 },
-      runSeed: 0,
-      maxTurns: 1,
-      maxTokens: null,
-      temperature: 1,
-      concurrency: 64,
-      shapes,
-    });
+  const request = (shapes: LayoutShapes) => warmStartOn(model, policy, { ...settings.warmStart, maxSteps: 0 }, shapes);
   try {
     const measured = new LayoutShapes({ rows: 4, length: null });
     const result = await request(measured);
