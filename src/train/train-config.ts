@@ -132,8 +132,9 @@ export const trainConfigSchema = z.strictObject({
        * update has `rows` rows. Fewer rows cost less time (2 updates a Blackjack step filled 44 % of
        * 32 rows), but each row count is a shape with its own compiled code and buffers in Wasm's
        * 4 GiB, which is never returned: 32 rows in steps of 8 ran out of memory at step 30, and 16
-       * rows in steps of 8 with 224-token rows left too little for the final evaluation (its warm
-       * start episodes failed). So the default is one shape.
+       * rows in steps of 8 with 224-token rows reached 4.1 GB resident, and that run's final
+       * evaluation lost every warm-start episode (cause not recorded; memory is likely). So the
+       * default is one shape.
        */
       rowMultiple: z.number().int().min(1).max(1024).nullable().default(null),
       /**
