@@ -3,6 +3,7 @@
  * whitening and clipping, and the stats to log. Config is plain JSON, e.g.
  *   { estimator: 'grpo', scale: 'group', dropZeroVariance: true }
  *   { estimator: 'gae', gamma: 1, lambda: 0.95, whiten: true, clip: 5 }
+ *   { estimator: 'tree' }   per-decision credit from the history a group's samples share (tree.ts)
  * Dense decision groups are a different unit (samples of one decision): see dense.ts.
  */
 import { z } from 'zod';
@@ -11,6 +12,7 @@ import { grpoAdvantages, grpoOptionsSchema } from './grpo.ts';
 import { advantageStats, clip, dropZeroVarianceGroups, whiten, type AdvantageStats } from './normalize.ts';
 import { outcomeAdvantages, outcomeOptionsSchema } from './outcome.ts';
 import { rlooAdvantages } from './rloo.ts';
+import { treeAdvantages, treeOptionsSchema } from './tree.ts';
 import type { ScoredGroup, TrajectoryAdvantages } from './types.ts';
 import { checkScoredGroups, parseOptions } from './validate.ts';
 
@@ -29,6 +31,7 @@ export const advantageConfigSchema = z.discriminatedUnion('estimator', [
   z.strictObject({ estimator: z.literal('rloo'), ...postprocess }),
   gaeOptionsSchema.extend({ estimator: z.literal('gae'), ...postprocess }),
   outcomeOptionsSchema.extend({ estimator: z.literal('outcome'), ...postprocess }),
+  treeOptionsSchema.extend({ estimator: z.literal('tree'), ...postprocess }),
 ]);
 export type AdvantageConfig = z.input<typeof advantageConfigSchema>;
 
@@ -66,6 +69,9 @@ export function computeAdvantages(
       break;
     case 'outcome':
       advantages = outcomeAdvantages(kept, { epsilon: c.epsilon, std: c.std });
+      break;
+    case 'tree':
+      advantages = treeAdvantages(kept, { scale: c.scale, epsilon: c.epsilon, std: c.std });
       break;
   }
   if (c.whiten) advantages = whiten(advantages, c.whitenEpsilon);

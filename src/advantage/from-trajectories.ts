@@ -1,7 +1,8 @@
 /** From recorded trajectories (src/core/trajectory.ts) to the estimators' plain input. */
-import type { Trajectory } from '../core/trajectory.ts';
+import { canonical } from '../core/canonical.ts';
+import type { Trajectory, Turn } from '../core/trajectory.ts';
 import { isGroupUnscored } from '../rewards/group-reward.ts';
-import type { ScoredGroup } from './types.ts';
+import type { Decision, ScoredGroup } from './types.ts';
 
 /**
  * One ScoredGroup per `groupId` (a trajectory without one forms its own group, keyed by its id),
@@ -10,7 +11,8 @@ import type { ScoredGroup } from './types.ts';
  * scores the whole episode) is added to the last turn, when the episode ends and it is known,
  * so Σ turnRewards = reward. Trajectories of a group that a group reward part left unscored
  * (isGroupUnscored) are left out: no score is invented for them. Which other trajectories to train
- * on (e.g. not `failed` ones) is the caller's choice.
+ * on (e.g. not `failed` ones) is the caller's choice. Each sample's `decisions` (the observation
+ * and the action of every turn) are what the tree estimator compares.
  */
 export function scoredGroupsFromTrajectories(trajectories: readonly Trajectory[]): ScoredGroup[] {
   const byGroup = new Map<string, Trajectory[]>();
@@ -26,7 +28,7 @@ export function scoredGroupsFromTrajectories(trajectories: readonly Trajectory[]
     groupId,
     samples: [...members]
       .sort((a, b) => a.sample - b.sample)
-      .map((t) => ({ trajectoryId: t.id, reward: t.reward, turnRewards: turnRewardsWithResidual(t) })),
+      .map((t) => ({ trajectoryId: t.id, reward: t.reward, turnRewards: turnRewardsWithResidual(t), decisions: t.turns.map(decision) })),
   }));
 }
 
@@ -36,4 +38,10 @@ function turnRewardsWithResidual(t: Trajectory): number[] {
   const residual = t.reward - rewards.reduce((a, b) => a + b, 0);
   rewards[rewards.length - 1] += residual;
   return rewards;
+}
+
+/** A turn's observation and what the env received: the action calls (name and arguments, key order ignored), or an invalid answer. */
+function decision(turn: Turn): Decision {
+  const action = turn.invalid ? ['invalid'] : turn.actions.map((c) => [c.name, canonical(c.arguments)]);
+  return { state: turn.observation, action: JSON.stringify(action) };
 }

@@ -14,6 +14,17 @@ export interface ScoredSample {
    * single turn earned `reward`.
    */
   turnRewards?: number[];
+  /**
+   * What the sample saw and did at each turn (one entry per turn): the tree estimator groups the
+   * samples of a group by these. `state` and `action` are compared as strings only.
+   */
+  decisions?: Decision[];
+}
+
+/** One turn as the tree estimator compares it: the observation and the action taken on it. */
+export interface Decision {
+  state: string;
+  action: string;
 }
 
 /** The samples of one task (same env and seed), G rollouts from the same start. */

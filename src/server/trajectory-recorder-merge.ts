@@ -6,6 +6,7 @@
  * additional history. Without this merge each call would be a separate conversation and the
  * episode's structure would be lost.
  */
+import { canonical } from '../core/canonical.ts';
 import type { Message } from '../core/messages.ts';
 
 /** Which conversation a call continued: 0 the main one, k ≥ 1 additionalHistories[k - 1]. */
@@ -15,18 +16,6 @@ export type ConversationIndex = number;
 function key(m: Message): string {
   const calls = (m.toolCalls ?? []).map((c) => [c.name, canonical(c.arguments)]);
   return JSON.stringify([m.role, m.content, calls, m.role === 'tool' ? (m.toolCallId ?? '') : '']);
-}
-
-function canonical(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonical);
-  if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(
-      Object.keys(value)
-        .sort()
-        .map((k) => [k, canonical((value as Record<string, unknown>)[k])]),
-    );
-  }
-  return value;
 }
 
 /** True when `prefix` (non-empty) is a prefix of `messages`, message by message. */

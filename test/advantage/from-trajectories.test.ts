@@ -47,6 +47,8 @@ function trajectory(id: string, groupId: string | null, sample: number, turnRewa
   };
 }
 
+const noAction = (index: number) => ({ state: `obs ${index}`, action: '[]' });
+
 describe('scoredGroupsFromTrajectories', () => {
   it('groups by groupId in first-seen order, samples by index, ungrouped trajectories alone', () => {
     const groups = scoredGroupsFromTrajectories([
@@ -58,12 +60,23 @@ describe('scoredGroupsFromTrajectories', () => {
       {
         groupId: 'g',
         samples: [
-          { trajectoryId: 't0', reward: 0, turnRewards: [0, 0] },
-          { trajectoryId: 't1', reward: 1, turnRewards: [0, 1] },
+          { trajectoryId: 't0', reward: 0, turnRewards: [0, 0], decisions: [noAction(0), noAction(1)] },
+          { trajectoryId: 't1', reward: 1, turnRewards: [0, 1], decisions: [noAction(0), noAction(1)] },
         ],
       },
-      { groupId: 'u', samples: [{ trajectoryId: 'u', reward: 2, turnRewards: [2] }] },
+      { groupId: 'u', samples: [{ trajectoryId: 'u', reward: 2, turnRewards: [2], decisions: [noAction(0)] }] },
     ]);
+  });
+
+  it("records each turn's observation and action (argument key order ignored; an invalid answer as one action)", () => {
+    const t = trajectory('t', 'g', 0, [0, 0, 1], 1);
+    t.turns[0].actions = [{ id: 'call_1', name: 'hit', arguments: { b: 2, a: 1 } }];
+    t.turns[1].actions = [{ id: 'call_9', name: 'hit', arguments: { a: 1, b: 2 } }];
+    t.turns[2].invalid = true;
+    const [d0, d1, d2] = scoredGroupsFromTrajectories([t])[0].samples[0].decisions!;
+    assert.deepEqual(d0, { state: 'obs 0', action: '[["hit",{"a":1,"b":2}]]' });
+    assert.equal(d1.action, d0.action, 'the call id and key order do not make another action');
+    assert.deepEqual(d2, { state: 'obs 2', action: '["invalid"]' });
   });
 
   it('puts reward not earned by any turn (an episode-level judge) on the last turn', () => {
