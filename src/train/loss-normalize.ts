@@ -9,6 +9,11 @@
  *
  * L_seq is the number of masked tokens of the token's sequence: the row's count by default (one
  * sequence per row), or `sequenceLengths` [B, T] when rows are packed with several sequences.
+ *
+ * With token weights c [B, T] (a sequence standing for c identical ones, samples-merge.ts) every
+ * mode equals the batch with each sequence repeated c times: m becomes m·c in the sums and the
+ * numerators, n = Σ m·c / L_seq, and L_seq stays the unweighted count (a repeated sequence is as
+ * long as the original). maskedMean's weighted form does the same for token means.
  * Consumes its Tensor arguments.
  */
 import { np, type Tensor } from '../model/engine.ts';
@@ -17,7 +22,7 @@ import type { LengthNorm } from './loss-config.ts';
 /** A floor for denominators that are 0 only when there is nothing to average (then the sum is 0 too). */
 const EMPTY_GUARD = 1e-6;
 
-/** Σ m·x / Σ m over the masked tokens (0 when none). */
+/** Σ m·x / Σ m over the masked tokens (0 when none); m may be a weighted mask (mask × token weights). */
 export function maskedMean(x: Tensor, mask: Tensor): Tensor {
   const count = np.maximum(mask.ref.sum(), 1);
   return x.mul(mask).sum().div(count);
@@ -29,30 +34,36 @@ export interface LengthNormOptions {
   maxCompletionTokens?: number;
 }
 
-/** The token weights w [B, T] of a mode (they carry no gradient: the mask is data). */
-export function lengthNormWeights(mask: Tensor, options: LengthNormOptions, sequenceLengths?: Tensor): Tensor {
+/**
+ * The token weights w [B, T] of a mode (they carry no gradient: the mask is data). `tokenWeights`
+ * [B, T]: how many identical sequences each token's sequence stands for (absent: 1).
+ */
+export function lengthNormWeights(mask: Tensor, options: LengthNormOptions, sequenceLengths?: Tensor, tokenWeights?: Tensor): Tensor {
   if (options.lengthNorm === 'dapo') {
     sequenceLengths?.dispose();
-    const count = np.maximum(mask.ref.sum(), 1);
-    return mask.div(count);
+    const weighted = tokenWeights ? mask.mul(tokenWeights) : mask;
+    const count = np.maximum(weighted.ref.sum(), 1);
+    return weighted.div(count);
   }
   const constant = options.maxCompletionTokens;
   if (options.lengthNorm === 'dr_grpo' && (constant === undefined || !(constant > 0))) {
     mask.dispose();
     sequenceLengths?.dispose();
+    tokenWeights?.dispose();
     throw new Error('lengthNorm dr_grpo needs maxCompletionTokens > 0');
   }
-  // u_t = m_t / L_seq sums to 1 over each sequence, so Σ u = n, the number of sequences.
+  // u_t = c_t·m_t / L_seq sums to c over each sequence, so Σ u = n, the number of sequences (each counted c times).
   const lengths = sequenceLengths ?? mask.ref.sum(-1, { keepdims: true });
-  const perSequence = mask.ref.div(np.maximum(lengths, 1));
+  const weighted = tokenWeights ? mask.mul(tokenWeights) : mask;
+  const perSequence = weighted.ref.div(np.maximum(lengths, 1));
   const sequences = np.maximum(perSequence.ref.sum(), EMPTY_GUARD);
   if (options.lengthNorm === 'grpo') {
-    mask.dispose();
+    weighted.dispose();
     return perSequence.div(sequences);
   }
-  // Σ_t m_t ℓ_t / (C · n): each sequence's token sum over the constant, then the mean over sequences.
+  // Σ_t c_t m_t ℓ_t / (C · n): each sequence's token sum over the constant, then the mean over sequences.
   perSequence.dispose();
-  return mask.div(sequences.mul(constant!));
+  return weighted.div(sequences.mul(constant!));
 }
 
 /** Σ w·ℓ: the normalised scalar loss. */

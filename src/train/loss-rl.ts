@@ -10,6 +10,10 @@
  *
  * The importance weight multiplies the policy term only, as in verl: the KL penalty is a
  * regulariser of π_new, not an estimate under the sampler. Metrics are token means over the mask.
+ * With `tokenWeights` c (a sequence standing for c identical ones, samples-merge.ts), the length
+ * weights and the metrics' means count each token c times (loss-normalize.ts): the loss, its
+ * gradient and the metrics equal those of the batch with each sequence repeated c times. The mask
+ * itself stays 0/1: it multiplies log-ratios, which c must not scale.
  * Consumes every Tensor in `inputs` (jax-js convention); returns what ParamTrainer's LossFn accepts.
  */
 import type { LossWithMetrics } from './loss-types.ts';
@@ -39,6 +43,8 @@ export interface PolicyLossInputs {
   sequenceLengths?: Tensor;
   /** β as a scalar for this step (a schedule), replacing settings.klBeta; an input, so jit does not recompile. */
   klBeta?: Tensor;
+  /** How many identical sequences each token's sequence stands for [B, T] (default: 1 everywhere). */
+  tokenWeights?: Tensor;
 }
 
 /**
@@ -54,9 +60,11 @@ export function policyLoss(inputs: PolicyLossInputs, settings: LossSettings): Lo
     for (const t of Object.values(inputs) as (Tensor | undefined)[]) t?.dispose();
     throw new Error('loss: klBeta > 0 needs refLogprobs (the frozen reference policy)');
   }
-  const weights = lengthNormWeights(mask.ref, settings, inputs.sequenceLengths);
+  const weights = lengthNormWeights(mask.ref, settings, inputs.sequenceLengths, inputs.tokenWeights?.ref);
   const metrics: Record<string, Tensor> = {};
-  const mean = (x: Tensor): Tensor => lax.stopGradient(maskedMean(x, mask.ref));
+  // Token means count a token as often as its sequence's weight.
+  const meanMask = inputs.tokenWeights ? mask.ref.mul(inputs.tokenWeights) : mask.ref;
+  const mean = (x: Tensor): Tensor => lax.stopGradient(maskedMean(x, meanMask.ref));
 
   // The PPO ratio's anchor, and the sampler correction when the anchor is not the sampler.
   let isWeight: Tensor | null = null;
@@ -106,6 +114,7 @@ export function policyLoss(inputs: PolicyLossInputs, settings: LossSettings): Lo
 
   newLogprobs.dispose();
   weights.dispose();
+  meanMask.dispose();
   mask.dispose();
   return [loss, metrics];
 }

@@ -21,6 +21,8 @@ export type RlTensors = {
   advantages: Tensor; // [B, T]
   samplingLogprobs: Tensor; // [B, T]
   sequenceLengths: Tensor; // [B, T]
+  /** [B, T] each position's sample weight (RlLayout.tokenWeights); always present, so jit sees one signature. */
+  tokenWeights: Tensor;
   /** [B, T] supervised targets; only when the layout has any (jit rejects an undefined leaf, so the key is left out). */
   sftMask?: Tensor;
   cos: Tensor; // [B, 1, T, hd]
@@ -61,6 +63,7 @@ export function rlTensors(cfg: ModelConfig, layout: RlLayout): RlTensors {
     advantages: np.array(layout.advantages).reshape(shape),
     samplingLogprobs: np.array(layout.samplingLogprobs).reshape(shape),
     sequenceLengths: np.array(layout.sequenceLengths).reshape(shape),
+    tokenWeights: np.array(layout.tokenWeights).reshape(shape),
     cos: rope.cos,
     sin: rope.sin,
     attnMask: np.array(rowMask(layout)).reshape([rows, 1, length, P + length]),
@@ -88,7 +91,7 @@ function refLayer(p: LayerParams): LayerParams {
 /**
  * log p(target) at every row position [B, T] (and the entropy of the next-token distribution when
  * asked). Consumes params and the tensors it reads (all but mask, advantages, samplingLogprobs,
- * sequenceLengths, sftMask, which the caller's loss uses).
+ * sequenceLengths, tokenWeights, sftMask, which the caller's loss uses).
  */
 export function rlLogprobs(
   cfg: ModelConfig,

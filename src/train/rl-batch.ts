@@ -32,6 +32,11 @@ export interface LayoutSample {
    * sample has lossMask 0 everywhere, so it adds nothing to the RL term.
    */
   sftMask?: readonly number[];
+  /**
+   * How many identical samples this one stands for (samples-merge.ts): its tokens count this many
+   * times in the loss's normalisation and metrics (RlLayout.tokenWeights). Absent: 1.
+   */
+  weight?: number;
 }
 
 export interface LayoutOptions {
@@ -72,8 +77,10 @@ export interface RlLayout {
   samplingLogprobs: Float32Array;
   /** [rows·length] 1 where the target is a supervised one (LayoutSample.sftMask); present only when some sample of the layout has one. */
   sftMask?: Float32Array;
-  /** [rows·length] trained tokens of the position's sequence (for per-sequence length normalisation). */
+  /** [rows·length] trained tokens of the position's sequence (for per-sequence length normalisation), unweighted. */
   sequenceLengths: Float32Array;
+  /** [rows·length] the weight of the position's sample (LayoutSample.weight, 1 when absent); 0 on padding. */
+  tokenWeights: Float32Array;
   /** [rows·length] RoPE position: P + index within the sequence (continues past a row's end for padding). */
   positions: Int32Array;
   /** [rows·length] which sequence of its row a position belongs to; -1 for padding. */
@@ -123,6 +130,7 @@ export function buildRlLayouts(samples: readonly LayoutSample[], options: Layout
     if (s.lossMask.length !== s.tokens.length) throw new Error(`buildRlLayouts: sample ${i} has ${s.tokens.length} tokens but ${s.lossMask.length} mask values`);
     if (s.sftMask && s.sftMask.length !== s.tokens.length) throw new Error(`buildRlLayouts: sample ${i} has ${s.tokens.length} tokens but ${s.sftMask.length} sftMask values`);
     if (s.tokens.length < 2) throw new Error(`buildRlLayouts: sample ${i} has fewer than 2 tokens`);
+    if (s.weight !== undefined && !(Number.isFinite(s.weight) && s.weight > 0)) throw new Error(`buildRlLayouts: sample ${i} has weight ${s.weight}; it must be a positive number`);
   });
   const prefixMultiple = options.prefixMultiple ?? 8;
   const P = Math.floor(sharedPrefixLength(samples, options.maxPrefix) / prefixMultiple) * prefixMultiple;
@@ -176,6 +184,7 @@ function fillLayout(
   const advantages = new Float32Array(size);
   const samplingLogprobs = new Float32Array(size);
   const sequenceLengths = new Float32Array(size);
+  const tokenWeights = new Float32Array(size);
   const sftMask = members.some((i) => samples[i].sftMask?.includes(1)) ? new Float32Array(size) : undefined;
   const positions = new Int32Array(size);
   const segmentIds = new Int32Array(size).fill(-1);
@@ -191,6 +200,7 @@ function fillLayout(
     const start = startOf[i];
     const segment = segmentsInRow[row]++;
     const inputs = s.tokens.length - 1 - P;
+    const weight = s.weight ?? 1;
     let trained = 0;
     for (let j = 1; j <= inputs; j++) trained += s.lossMask[P + j] ? 1 : 0;
     for (let j = 0; j < inputs; j++) {
@@ -204,6 +214,7 @@ function fillLayout(
       samplingLogprobs[at] = m ? (s.logprobs?.[target] ?? 0) : 0;
       if (sftMask) sftMask[at] = s.sftMask?.[target] ? 1 : 0;
       sequenceLengths[at] = trained;
+      tokenWeights[at] = weight;
       positions[at] = P + j;
       segmentIds[at] = segment;
     }
@@ -222,6 +233,7 @@ function fillLayout(
     samplingLogprobs,
     ...(sftMask ? { sftMask } : {}),
     sequenceLengths,
+    tokenWeights,
     positions,
     segmentIds,
     placements,

@@ -19,6 +19,15 @@ export const samplesConfigSchema = z.strictObject({
   allowApproximateIds: z.boolean().default(false),
   /** End-of-turn ids (e.g. <|im_end|>, eos): a finished completion not ending in one is counted. Empty: not checked. */
   endOfTurnTokenIds: z.array(z.number().int().min(0)).default([]),
+  /**
+   * The RL trainer trains byte-identical samples (same tokens, loss mask, advantages and policy
+   * versions; e.g. every Blackjack sample that sticks at the first decision) once, weighted by their
+   * count (samples-merge.ts). Exact: the loss, its gradient and the metrics weight each token by its
+   * count, which equals training every copy in the same update; it only saves the copies' forward
+   * and backward. (The copies now always share a mini-batch and a layout, where a split could have
+   * put them in different optimiser updates.)
+   */
+  mergeIdentical: z.boolean().default(true),
 });
 
 export type SamplesConfig = z.input<typeof samplesConfigSchema>;

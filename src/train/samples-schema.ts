@@ -33,6 +33,7 @@ export const trainingSampleSchema = z
     logprobs: z.array(finite),
     policyVersion: count,
     spans: z.array(spanSchema).min(1, 'a sample trains at least one span'),
+    weight: z.number().int().min(1).optional(),
   })
   .superRefine((s, ctx) => {
     const issue = (path: (string | number)[], message: string) => ctx.addIssue({ code: 'custom', path, message });

@@ -67,6 +67,11 @@ export interface TrainingSample {
   policyVersion: number;
   /** The trained spans, in order, non-overlapping. */
   spans: SampleSpan[];
+  /**
+   * How many identical samples this one stands for (mergeIdenticalSamples, samples-merge.ts): the
+   * loss counts it that many times. Absent: 1.
+   */
+  weight?: number;
 }
 
 export interface SampleStats {

@@ -47,6 +47,7 @@ export function rlLoss(cfg: ModelConfig, settings: LossSettings, options: RlLoss
         mask: b.mask,
         entropy,
         sequenceLengths: b.sequenceLengths,
+        tokenWeights: b.tokenWeights,
         refLogprobs: b.refLogprobs,
         klBeta: b.klBeta,
       },

@@ -2,11 +2,12 @@
  * One RL step: rollouts of the current policy (G samples per seed, B seeds) → rewards (the env's
  * parts and the run's reward functions, recorded per turn by the agent loop) → groups →
  * advantages (computeAdvantages; the episode's advantage goes to every decision it made) →
- * training samples (buildSamples: exactly the sampled ids, per turn, packed per conversation) →
- * optimiser steps (mini-batches, epochs) → the new weights are published to the policy. With
- * `report.mode` 'supervised', the oracle's report answers of every usable trajectory (not only the
- * groups that have advantages: a supervised target needs none) join the RL samples, trained by
- * likelihood in the same forward (report-sft-samples.ts, trainer-loss.ts).
+ * training samples (buildSamples: exactly the sampled ids, per turn, packed per conversation;
+ * identical ones trained once with their count as weight, samples-merge.ts) → optimiser steps
+ * (mini-batches, epochs) → the new weights are published to the policy. With `report.mode`
+ * 'supervised', the oracle's report answers of every usable trajectory (not only the groups that
+ * have advantages: a supervised target needs none) join the RL samples, trained by likelihood in
+ * the same forward (report-sft-samples.ts, trainer-loss.ts).
  */
 import { computeAdvantages } from '../advantage/compute.ts';
 import { scoredGroupsFromTrajectories } from '../advantage/from-trajectories.ts';
@@ -24,6 +25,7 @@ import type { LayoutSample, LayoutShapes, RlLayout } from './rl-batch.ts';
 import { rlTensors } from './rl-batch-forward.ts';
 import { reportSftSamples } from './report-sft-samples.ts';
 import { buildSamples } from './samples.ts';
+import { mergeIdenticalSamples } from './samples-merge.ts';
 import { klBetaAt, type TrainSettings } from './train-config.ts';
 import { logprobsOnLayout, type FrozenForward } from './trainer-loss.ts';
 import { miniBatches } from './mini-batches.ts';
@@ -95,8 +97,10 @@ export async function rlStep<O extends Record<string, unknown>>(ctx: RlStepConte
   const prefix = ctx.shapes.prefixLength;
   const maxPackedTokens = settings.samples.maxPackedTokens ?? (Number.isFinite(prefix) ? prefix + ctx.shapes.length + 1 : null);
   const batch = buildSamples(usable, advantages.advantages, { ...settings.samples, maxPackedTokens, endOfTurnTokenIds: ctx.assets.stopTokenIds });
+  // Identical RL samples train once with their count as weight (exact); batch.stats keeps the counts before merging.
+  const rl = settings.samples.mergeIdentical ? mergeIdenticalSamples(batch.samples) : { samples: batch.samples, merged: 0 };
   const reportSft = settings.report.mode === 'supervised' ? reportSftSamples(usable, ctx.assets) : null;
-  const samples: LayoutSample[] = reportSft ? [...batch.samples, ...reportSft.samples] : batch.samples;
+  const samples: LayoutSample[] = reportSft ? [...rl.samples, ...reportSft.samples] : rl.samples;
   const t2 = performance.now();
 
   const klBeta = klBetaAt(settings.loss, step, settings.steps);
@@ -115,6 +119,7 @@ export async function rlStep<O extends Record<string, unknown>>(ctx: RlStepConte
     ...rolloutMetrics(rollout.summary, rollout.trajectories),
     ...updateMetrics(updates, advantages.stats, batch.stats),
     'samples/too_long': ctx.counts.tooLong,
+    'samples/merged': rl.merged,
     ...(reportSft
       ? {
           'samples/report_sft': reportSft.stats.samples,

@@ -92,6 +92,7 @@ function sftLoss(cfg: ModelAssets['cfg']) {
     b.advantages.dispose();
     b.samplingLogprobs.dispose();
     b.sequenceLengths.dispose();
+    b.tokenWeights.dispose();
     return supervisedLoss(logprobs, b.mask);
   };
 }

@@ -10,6 +10,8 @@ import { toHostParams, toParams, type Params } from '../../src/model/params.ts';
 import { buildTokenBatch } from '../../src/model/token-batch.ts';
 import { buildRlLayouts, LayoutShapes, sampleTargetValues, sharedPrefixLength, type LayoutSample } from '../../src/train/rl-batch.ts';
 import { rlLogprobs, rlTensors } from '../../src/train/rl-batch-forward.ts';
+import { parseLossConfig } from '../../src/train/loss-config.ts';
+import { rlLoss } from '../../src/train/trainer-loss.ts';
 import { maxAbsDiff, randomHostParams, tinyConfig } from '../model/model-fixtures.ts';
 
 before(async () => {
@@ -71,6 +73,54 @@ test('layout: fixed rows, packed sequences, arrays aligned with targets', () => 
   assert.equal(layout.sequenceLengths[p2.row * layout.length + p2.start], samples[2].completionIds.length);
 });
 
+test('layout: tokenWeights carries each sample\'s weight at its positions (0 on padding); sequenceLengths stay unweighted', () => {
+  const weighted = [{ ...samples[0], weight: 3 }, samples[1], { ...samples[2], weight: 2 }, samples[3]];
+  const [layout] = buildRlLayouts(weighted, { rows: 4, lengthMultiple: 16, minLength: 16 });
+  const [plain] = buildRlLayouts(samples, { rows: 4, lengthMultiple: 16, minLength: 16 });
+  assert.deepEqual(layout.placements, plain.placements);
+  const expected = new Float32Array(layout.rows * layout.length);
+  for (const { sample, row, start, inputs } of layout.placements) expected.fill(weighted[sample].weight ?? 1, row * layout.length + start, row * layout.length + start + inputs);
+  assert.deepEqual(layout.tokenWeights, expected);
+  assert.equal(layout.tokenWeights.reduce((a, b) => a + b, 0), 3 * 6 + 2 + 2 * 10 + 2);
+  // Everything else is the unweighted layout's: the mask stays 0/1, the lengths count tokens once.
+  assert.deepEqual(layout.sequenceLengths, plain.sequenceLengths);
+  assert.deepEqual(layout.mask, plain.mask);
+  assert.deepEqual(plain.tokenWeights, Float32Array.from(plain.segmentIds, (s) => (s >= 0 ? 1 : 0)));
+  const p0 = layout.placements[0];
+  assert.equal(layout.sequenceLengths[p0.row * layout.length + p0.start], samples[0].completionIds.length);
+  assert.throws(() => buildRlLayouts([{ ...samples[0], weight: 0 }], { rows: 1 }), /weight 0/);
+  const t = rlTensors(cfg, layout);
+  assert.deepEqual(t.tokenWeights.shape, [layout.rows, layout.length]);
+  tree.dispose(t);
+});
+
+test('rlLoss on a layout with a weighted sample equals the layout with the sample repeated: loss, metrics, gradients', async () => {
+  const params = toParams(randomHostParams(cfg, 6));
+  const settings = parseLossConfig({ lengthNorm: 'grpo' });
+  const lossAndGrad = jit(valueAndGrad(rlLoss(cfg, settings), { hasAux: true })) as unknown as (
+    p: Params,
+    b: ReturnType<typeof rlTensors>,
+  ) => [[Tensor, Record<string, Tensor>], Params];
+  const run = async (list: LayoutSample[]) => {
+    const [layout, ...rest] = buildRlLayouts(list, { rows: 4, lengthMultiple: 16, minLength: 16 });
+    assert.equal(rest.length, 0);
+    const [[loss, metrics], grads] = lossAndGrad(tree.ref(params), rlTensors(cfg, layout));
+    const values: Record<string, number> = {};
+    for (const [name, m] of Object.entries(metrics)) values[name] = (await m.data())[0];
+    return { loss: (await loss.data())[0], metrics: values, grads: await toHostParams(grads) };
+  };
+  const w = await run([{ ...samples[0], weight: 2 }, samples[1], samples[2], samples[3]]);
+  const d = await run([samples[0], samples[0], samples[1], samples[2], samples[3]]);
+  assert.ok(Math.abs(d.loss) > 1e-3, `the loss is not trivially 0 (${d.loss})`);
+  assert.ok(Math.abs(w.loss - d.loss) < 1e-5, `loss ${w.loss} vs ${d.loss}`);
+  for (const [name, value] of Object.entries(d.metrics)) assert.ok(Math.abs(w.metrics[name] - value) < 1e-5, `${name}: ${w.metrics[name]} vs ${value}`);
+  for (const name of Object.keys(d.grads)) {
+    const scale = Math.max(1e-3, ...Array.from(d.grads[name].data, Math.abs));
+    assert.ok(maxAbsDiff(w.grads[name].data, d.grads[name].data) / scale < 1e-4, `gradient of ${name}`);
+  }
+  tree.dispose(params);
+});
+
 test('a batch larger than one layout fills several of the same shape', () => {
   const layouts = buildRlLayouts(samples, { rows: 1, lengthMultiple: 16, minLength: 16 });
   assert.deepEqual(layouts.map((l) => [l.rows, l.length]), [[1, 16], [1, 16]]);
@@ -97,7 +147,7 @@ test('shared-prefix logprobs and entropies equal the full-sequence forward', asy
   const reference = await sequenceLogprobs(cfg, params, samples, { entropy: true });
   const [layout] = buildRlLayouts(samples, { rows: 4, lengthMultiple: 16, minLength: 16 });
   const t = rlTensors(cfg, layout);
-  for (const name of ['mask', 'advantages', 'samplingLogprobs', 'sequenceLengths'] as const) t[name].dispose();
+  for (const name of ['mask', 'advantages', 'samplingLogprobs', 'sequenceLengths', 'tokenWeights'] as const) t[name].dispose();
   const out = rlLogprobs(cfg, tree.ref(params), t, { entropy: true });
   const lp = sampleTargetValues(layout, samples, await out.logprobs.data());
   const ent = sampleTargetValues(layout, samples, await out.entropy!.data());
@@ -116,6 +166,7 @@ test('gradients through the shared prefix equal those of the full forward', asyn
     b.advantages.dispose();
     b.samplingLogprobs.dispose();
     b.sequenceLengths.dispose();
+    b.tokenWeights.dispose();
     return logprobs.mul(b.mask).sum().neg();
   };
   const [value, grads] = jit(valueAndGrad(loss))(tree.ref(params), rlTensors(cfg, layout)) as unknown as [Tensor, Params];
