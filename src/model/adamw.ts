@@ -60,9 +60,10 @@ export type StepScalars = {
   bc2: Tensor; // 1 / (1 - beta2^t)
 };
 
-export function stepScalars(cfg: AdamWConfig, step: number): StepScalars {
+/** `scheduleStep`: where the learning-rate schedule stands, when it counts something other than updates (an RL trainer's steps). */
+export function stepScalars(cfg: AdamWConfig, step: number, scheduleStep = step): StepScalars {
   return {
-    lr: np.array(learningRate(cfg, step)),
+    lr: np.array(learningRate(cfg, scheduleStep)),
     bc1: np.array(1 / (1 - Math.pow(cfg.beta1, step))),
     bc2: np.array(1 / (1 - Math.pow(cfg.beta2, step))),
   };

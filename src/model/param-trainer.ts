@@ -60,17 +60,21 @@ export class ParamTrainer<I extends JsTree<Tensor>> {
     return this.#params;
   }
 
-  /** One optimiser step on `inputs` (consumed). */
-  async step(inputs: I): Promise<StepResult> {
+  /**
+   * One optimiser step on `inputs` (consumed). `scheduleStep`: the learning-rate schedule's position
+   * (default: this update's number), for a caller whose schedule counts its own steps.
+   */
+  async step(inputs: I, scheduleStep?: number): Promise<StepResult> {
     const opt = this.optimizer;
     opt.step++;
     const { m, v } = opt.takeMoments();
-    const out = this.#step(this.#params, m, v, stepScalars(opt.config, opt.step), inputs);
+    const at = scheduleStep ?? opt.step;
+    const out = this.#step(this.#params, m, v, stepScalars(opt.config, opt.step, at), inputs);
     this.#params = out.params;
     opt.putMoments(out.m, out.v);
     const metrics: Record<string, number> = {};
     for (const [name, t] of Object.entries(out.metrics)) metrics[name] = (await t.data())[0];
-    return { loss: (await out.loss.data())[0], gradNorm: (await out.gradNorm.data())[0], learningRate: learningRate(opt.config, opt.step), metrics };
+    return { loss: (await out.loss.data())[0], gradNorm: (await out.gradNorm.data())[0], learningRate: learningRate(opt.config, at), metrics };
   }
 
   /** Hands the parameters over (the trainer is unusable afterwards). */

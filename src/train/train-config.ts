@@ -112,7 +112,11 @@ export const trainConfigSchema = z.strictObject({
       klBetaEndRatio: z.number().min(0, 'must be ≥ 0').max(1, 'must be ≤ 1').default(1),
     })
     .prefault({}),
-  /** RL's AdamW; the KL above keeps lr 1e-3 from wrecking the answer format. */
+  /**
+   * RL's AdamW; the KL above keeps lr 1e-3 from wrecking the answer format. Its schedule (warmupSteps,
+   * cosine decay to minLrRatio × lr at totalSteps) counts RL steps, not optimiser updates (a step
+   * makes as many updates as its samples fill); totalSteps defaults to `steps`.
+   */
   optimizer: optimizerSchema.prefault({ lr: 1e-3, warmupSteps: 10 }),
   samples: samplesConfigSchema.prefault({}),
   update: z
@@ -208,6 +212,8 @@ export function parseTrainConfig(config: unknown): TrainSettings {
   const parsed = trainConfigSchema.safeParse(config ?? {});
   if (!parsed.success) throw new UsageError(`train config: ${describeZodError(parsed.error, 'train')}`);
   const c = parsed.data;
+  // RL's schedule counts RL steps: a cosine decay ends with the run unless told otherwise.
+  if (c.optimizer.decay === 'cosine' && c.optimizer.totalSteps === undefined) c.optimizer.totalSteps = Math.max(1, c.steps);
   // Cross-field checks of the parts.
   parseLossConfig(rlLossConfig(c.loss), 'train.loss');
   parseAdamWConfig(c.optimizer, 'train.optimizer');

@@ -58,8 +58,8 @@ export interface RlStepResult {
   trajectories: Trajectory[];
 }
 
-/** One optimiser update per layout the samples fill (a fixed shape each). */
-async function optimise<O extends Record<string, unknown>>(ctx: RlStepContext<O>, samples: readonly LayoutSample[], klBeta: number) {
+/** One optimiser update per layout the samples fill (a fixed shape each), at the schedule's RL step `step`. */
+async function optimise<O extends Record<string, unknown>>(ctx: RlStepContext<O>, samples: readonly LayoutSample[], klBeta: number, step: number) {
   const out: { result: StepResult; layout: RlLayout }[] = [];
   const { layouts, tooLong } = ctx.shapes.layouts(samples);
   ctx.counts.tooLong += tooLong;
@@ -69,7 +69,8 @@ async function optimise<O extends Record<string, unknown>>(ctx: RlStepContext<O>
       inputs.refLogprobs = logprobsOnLayout(ctx.reference.forward, ctx.reference.params, inputs);
       inputs.klBeta = np.array(klBeta);
     }
-    out.push({ result: await ctx.trainer.step(inputs), layout });
+    // The learning-rate schedule counts RL steps (train-config.ts optimizer).
+    out.push({ result: await ctx.trainer.step(inputs, step), layout });
   }
   return out;
 }
@@ -109,7 +110,7 @@ export async function rlStep<O extends Record<string, unknown>>(ctx: RlStepConte
   if (samples.length > 0) {
     for (let epoch = 0; epoch < settings.update.epochs; epoch++) {
       const rng = new Rng(settings.seed, 0x7e57 + step * 131 + epoch);
-      for (const part of miniBatches(samples, settings.update.miniBatches, rng)) updates.push(...(await optimise(ctx, part, klBeta)));
+      for (const part of miniBatches(samples, settings.update.miniBatches, rng)) updates.push(...(await optimise(ctx, part, klBeta, step)));
     }
   }
   ctx.policy.updateWeights(ctx.trainer.params, step);

@@ -99,6 +99,23 @@ test('optimizer state survives a round trip as plain data: resumed training equa
   resumed.dispose();
 });
 
+test("a caller's schedule step sets the learning rate; bias correction still counts updates", async () => {
+  // Warmup over 4 schedule steps: schedule step 2 is half the peak, whatever the update's number.
+  const scheduled = new ParamTrainer<Inputs>(startParams(), loss, { lr: 0.1, warmupSteps: 4 });
+  const constant = new ParamTrainer<Inputs>(startParams(), loss, { lr: 0.05 });
+  for (let i = 0; i < 3; i++) {
+    assert.equal((await scheduled.step(inputs(), 2)).learningRate, 0.05);
+    await constant.step(inputs());
+  }
+  assert.equal(scheduled.optimizer.step, 3);
+  const a = await toHostParams(scheduled.params);
+  const b = await toHostParams(constant.params);
+  assert.deepEqual(a.w.data, b.w.data);
+  assert.deepEqual(a.b.data, b.b.data);
+  scheduled.dispose();
+  constant.dispose();
+});
+
 test('a loss may return named metrics computed in the same pass', async () => {
   const withMetrics = (p: Params, i: Inputs): [Tensor, Record<string, Tensor>] => {
     const residual = np.matmul(i.x, p.w).add(p.b).sub(i.y);

@@ -32,13 +32,19 @@ test('flags override the file; the file fills what flags do not give', () => {
   assert.equal(c.optimizer.warmupSteps, 3);
 });
 
+test("RL's cosine decay counts RL steps and ends with the run unless totalSteps is given", () => {
+  assert.equal(parseTrainConfig({ steps: 120, optimizer: { lr: 1e-3, decay: 'cosine' } }).optimizer.totalSteps, 120);
+  assert.equal(parseTrainConfig({ steps: 120, optimizer: { lr: 1e-3, decay: 'cosine', totalSteps: 80 } }).optimizer.totalSteps, 80);
+  assert.equal(parseTrainConfig({}).optimizer.totalSteps, undefined);
+});
+
 test('a bad field is a UsageError naming it', () => {
   const cases: [unknown, RegExp][] = [
     [{ steps: -1 }, /train\.steps/],
     [{ groupSize: 0 }, /train\.groupSize/],
     [{ warmStart: { maxSteps: 'many' } }, /train\.warmStart\.maxSteps/],
     [{ optimizer: { lr: 0.1, betaOne: 0.9 } }, /train\.optimizer/],
-    [{ optimizer: { lr: 0.1, decay: 'cosine' } }, /train\.optimizer\.totalSteps/],
+    [{ warmStart: { optimizer: { lr: 0.1, decay: 'cosine' } } }, /train\.warmStart\.optimizer\.totalSteps/],
     [{ loss: { lengthNorm: 'dr_grpo' } }, /train\.loss\.maxCompletionTokens/],
     [{ advantage: { estimator: 'ppo' } }, /train\.advantage/],
     [{ typo: 1 }, /train: .*typo|Unrecognized key/],
