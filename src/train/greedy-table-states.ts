@@ -2,8 +2,8 @@
  * One real decision for every visible Blackjack state (player sum, dealer card, usable ace): the deal of
  * the first seed (0, 1, 2, ...) whose first decision is that state, reset through the env itself so
  * the observation is exactly what an episode shows. Hard 21 never starts an episode (two cards make at
- * most 20 hard), so its decisions come from the first seed that reaches it by hitting, and show the
- * env's observation after that hit.
+ * most 20 hard), so its decisions come from the first seed that reaches it by hitting, and keep the
+ * whole way there: the deal's observation and the observation after each hit.
  */
 import type { EnvReset } from '../envs/env.ts';
 import { BlackjackEnv } from '../envs/blackjack/env.ts';
@@ -18,7 +18,10 @@ export interface BlackjackTableState {
   seed: number;
   /** Hits taken before this decision (0: the episode's first decision). */
   hits: number;
+  /** The env's observation at this decision. */
   observation: string;
+  /** The deal's observation, then the one after each hit (the last is `observation`); one entry when hits is 0. */
+  observations: string[];
   tools: EnvReset['tools'];
   /** The env, left at this decision (to check an answer with env.validate). */
   env: BlackjackEnv;
@@ -46,11 +49,11 @@ function stateOf(env: BlackjackEnv): BlackjackState {
 export function blackjackTableStates(options: BlackjackOptions): BlackjackTableState[] {
   const wanted = new Set(blackjackStateKeys());
   const found = new Map<string, BlackjackTableState>();
-  const take = (env: BlackjackEnv, seed: number, hits: number, observation: string, tools: EnvReset['tools']): boolean => {
+  const take = (env: BlackjackEnv, seed: number, observations: string[], tools: EnvReset['tools']): boolean => {
     const state = stateOf(env);
     const key = blackjackStateKey(state);
     if (!wanted.has(key) || found.has(key)) return false;
-    found.set(key, { key, state, seed, hits, observation, tools, env });
+    found.set(key, { key, state, seed, hits: observations.length - 1, observation: observations[observations.length - 1], observations, tools, env });
     return true;
   };
   // First decisions of episodes: every state but hard 21.
@@ -58,15 +61,17 @@ export function blackjackTableStates(options: BlackjackOptions): BlackjackTableS
   let env = new BlackjackEnv(options);
   for (let seed = 0; seed < MAX_SEEDS && found.size < dealt; seed++) {
     const reset = env.reset(seed);
-    if (take(env, seed, 0, reset.observation, reset.tools)) env = new BlackjackEnv(options);
+    if (take(env, seed, [reset.observation], reset.tools)) env = new BlackjackEnv(options);
   }
   // States no deal shows (hard 21): hit on from each deal until the hand is over.
   for (let seed = 0; seed < MAX_SEEDS && found.size < wanted.size; seed++) {
     const reset = env.reset(seed);
-    for (let hits = 1; ; hits++) {
+    const observations = [reset.observation];
+    for (;;) {
       const step = env.step({ name: 'hit', arguments: {} });
       if (step.done) break;
-      if (take(env, seed, hits, step.observation, reset.tools)) {
+      observations.push(step.observation);
+      if (take(env, seed, [...observations], reset.tools)) {
         env = new BlackjackEnv(options);
         break;
       }

@@ -1,14 +1,19 @@
 /**
  * The exact value of an LLM policy on Blackjack: its greedy table. Every visible state is shown to the
  * policy as the agent loop shows an episode's first decision (system prompt with the instructions and
- * tools, the env's observation as the user message; greedyTableStates picks a real deal for each), the
+ * tools, the env's observation as the user message; greedyTableStates picks a real deal for each).
+ * Hard 21 never comes at a first decision, so it is asked where play meets it: in the conversation of
+ * a deal that reaches it, the hits before it written as the agent loop writes them (the assistant's
+ * hit call, the env's observation as its tool result). Shown instead as a first message, a hand no
+ * deal has (three cards, "You drew ..."), its answer would say nothing about the policy as played. The
  * answer is decoded greedily (temperature 0) and parsed as the agent loop parses it, and an answer that
  * is not a legal move takes the env's invalid-action outcome. The table's exact expected return then
  * follows from the rules (moveTableValue). In a real episode later decisions carry the earlier turns
  * in their context, so sampled greedy play can differ from the table; comparing the two measures that.
  */
 import { parseCompletion } from '../agent/parse-tool-calls.ts';
-import { cachedSystemPrompt, observationMessage, systemMessage } from '../agent/prompt.ts';
+import { assistantMessage, cachedSystemPrompt, observationMessage, systemMessage, toolResultMessage } from '../agent/prompt.ts';
+import type { Message } from '../core/messages.ts';
 import type { BlackjackMove } from '../envs/blackjack/actions.ts';
 import type { BlackjackOptions } from '../envs/blackjack/options.ts';
 import { blackjackSpec } from '../envs/blackjack/spec.ts';
@@ -52,9 +57,20 @@ export interface GreedyTable {
   entries: GreedyTableEntry[];
 }
 
+/** The conversation at a table state: the deal, then each hit and the observation it brought, as the agent loop writes them. */
+export function tableStateMessages(instructions: string, s: BlackjackTableState): Message[] {
+  const [deal, ...afterHits] = s.observations;
+  const messages = [systemMessage(cachedSystemPrompt(instructions, s.tools)), observationMessage(deal)];
+  afterHits.forEach((observation, turn) => {
+    const hit = { id: `call_${turn}_0_0`, name: 'hit', arguments: {} }; // the agent loop's id for turn k's first answer
+    messages.push(assistantMessage({ content: '', reasoning: null, calls: [hit], error: null }), toolResultMessage(hit, observation));
+  });
+  return messages;
+}
+
 /** The policy's greedy answer at one state, judged as the agent loop judges it. */
 async function greedyAnswer(policy: Policy, instructions: string, s: BlackjackTableState, settings: GreedyTableSettings): Promise<GreedyTableEntry> {
-  const messages = [systemMessage(cachedSystemPrompt(instructions, s.tools)), observationMessage(s.observation)];
+  const messages = tableStateMessages(instructions, s);
   const [completion] = await policy.complete({ messages, tools: s.tools, maxTokens: settings.maxTokens, temperature: 0, stop: settings.stop, n: 1, seed: 0 });
   const answer = parseCompletion(completion, s.tools);
   const base = { key: s.key, seed: s.seed, hits: s.hits, answer: completion.text };

@@ -70,15 +70,16 @@ test('every state has a real decision: the first decision of its seed, or for ha
       assert.equal(s.observation, reset.observation);
     } else {
       assert.match(s.key, /^21\/\d+\/hard$/);
-      let last = '';
-      for (let i = 0; i < s.hits; i++) last = fresh.step({ name: 'hit', arguments: {} }).observation;
-      assert.equal(s.observation, last);
+      const seen = [reset.observation];
+      for (let i = 0; i < s.hits; i++) seen.push(fresh.step({ name: 'hit', arguments: {} }).observation);
+      assert.deepEqual(s.observations, seen);
+      assert.equal(s.observation, seen[seen.length - 1]);
     }
   }
   assert.equal(states.filter((s) => s.hits > 0).length, 10);
 });
 
-test('the table asks each state exactly as an episode asks its first decision, and scores a text policy exactly', async () => {
+test('the table asks each dealt state exactly as an episode asks its first decision, and scores a text policy exactly', async () => {
   const options = RULES[0];
   const stick17 = textPolicy('text-stick-17', (hand) => (hand.playerSum >= 17 ? 'stick' : 'hit'));
   const table = await blackjackGreedyTable(stick17, options, { maxTokens: 32 });
@@ -102,6 +103,28 @@ test('the table asks each state exactly as an episode asks its first decision, a
   });
   assert.deepEqual(asked.messages, episode.turns[0].calls[0].messages);
   assert.deepEqual(asked.tools, episode.turns[0].calls[0].tools);
+});
+
+test('hard 21 is asked in the conversation that reaches it, exactly as the agent loop writes it', async () => {
+  const options = RULES[0];
+  const policy = textPolicy('text-stick-21', (hand) => (hand.playerSum === 21 && !hand.usableAce ? 'stick' : 'hit'));
+  await blackjackGreedyTable(policy, options, { maxTokens: 32 });
+  const state = blackjackTableStates(options).find((s) => s.key === '21/7/hard')!;
+  assert.ok(state.hits >= 1);
+  const asked = policy.requests.find((r) => r.messages.at(-1)!.content === state.observation)!;
+  assert.equal(asked.messages.length, 2 + 2 * state.hits);
+  // An episode on the same deal that hits until hard 21 asks its last decision with the same messages.
+  const episode = await runEpisode({
+    ...resolveEpisodeSettings({ maxTokens: 32 }),
+    env: new BlackjackEnv(options),
+    envName: 'blackjack',
+    instructions: blackjackSpec.instructions(options),
+    policy: textPolicy('probe', (hand) => (hand.playerSum === 21 && !hand.usableAce ? 'stick' : 'hit')),
+    seed: state.seed,
+  });
+  const last = episode.turns.at(-1)!;
+  assert.equal(last.index, state.hits);
+  assert.deepEqual(asked.messages, last.calls[0].messages);
 });
 
 test('answers that are not a legal move count as invalid and take the invalid-action outcome', async () => {
