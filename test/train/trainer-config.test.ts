@@ -16,8 +16,15 @@ test('defaults: GRPO with zero-variance groups dropped, clipped loss, KL to the 
   assert.equal(parseTrainConfig({ loss: { clipHigh: 0.3 } }).loss.klBeta, 1);
   assert.equal(parseTrainConfig({ loss: { klBeta: 0 } }).loss.klBeta, 0);
   assert.equal(c.warmStart.languageModel, true);
-  assert.equal(c.groupSize, 16);
+  assert.equal(c.groupSize, 8);
+  assert.equal(c.batchSeeds, 32);
   assert.equal(c.episode.temperature, 1);
+  assert.equal(c.samples.mergeIdentical, true);
+  assert.deepEqual([c.update.rows, c.update.miniBatches], [16, 1]);
+  // RL's lr decays over the run's steps; --lr keeps the schedule.
+  assert.deepEqual([c.optimizer.lr, c.optimizer.decay, c.optimizer.minLrRatio, c.optimizer.totalSteps], [1e-3, 'cosine', 0.1, c.steps]);
+  const flagged = parseTrainConfig(applyFlagOverrides({}, { lr: 5e-4, steps: 40 }));
+  assert.deepEqual([flagged.optimizer.lr, flagged.optimizer.decay, flagged.optimizer.totalSteps], [5e-4, 'cosine', 40]);
   assert.ok(c.warmStart.maxSteps > 0);
   assert.equal(c.threads, null);
 });
@@ -35,7 +42,7 @@ test('flags override the file; the file fills what flags do not give', () => {
 test("RL's cosine decay counts RL steps and ends with the run unless totalSteps is given", () => {
   assert.equal(parseTrainConfig({ steps: 120, optimizer: { lr: 1e-3, decay: 'cosine' } }).optimizer.totalSteps, 120);
   assert.equal(parseTrainConfig({ steps: 120, optimizer: { lr: 1e-3, decay: 'cosine', totalSteps: 80 } }).optimizer.totalSteps, 80);
-  assert.equal(parseTrainConfig({}).optimizer.totalSteps, undefined);
+  assert.equal(parseTrainConfig({ optimizer: { decay: 'constant' } }).optimizer.totalSteps, undefined);
 });
 
 test('a bad field is a UsageError naming it', () => {
