@@ -6,6 +6,7 @@ import { parseLossConfig } from '../../src/train/loss-config.ts';
 import { lengthNormWeights, maskedMean, weightedSum, type LengthNormOptions } from '../../src/train/loss-normalize.ts';
 import { policyLoss } from '../../src/train/loss-rl.ts';
 import { supervisedLoss } from '../../src/train/loss-sft.ts';
+import { BATCH } from './loss-batch-fixture.ts';
 
 before(async () => {
   await initEngine({ threads: 1 });
@@ -74,36 +75,6 @@ test('maskedMean ignores masked values', async () => {
 //   [[−1.221403, 0.904837], [0.8 (clipped low), −2, −0.409365]]
 // policy (grpo) = ((−1.221403 + 2·0.904837)/2 + (2·0.8 − 0.740818·2 − 1.648721·0.409365)/3) / 2 = 0.054307
 // kl (grpo) = 0.1 · ((0.004837 + 0)/2 + (0 + 0.004837 + 0.021403)/3) / 2 = 0.000558
-const BATCH = {
-  mask: [
-    [1, 1, 0],
-    [1, 1, 1],
-  ],
-  newLp: [
-    [-1.0, -0.5, -7],
-    [-2.0, -0.2, -1.2],
-  ],
-  oldLp: [
-    [-1.2, -0.4, 0],
-    [-1.5, -0.2, -1.0],
-  ],
-  samplingLp: [
-    [-1.2, -1.3, 0],
-    [-2.5, 0.1, -1.5],
-  ],
-  advantages: [
-    [1, -1, 5],
-    [-1, 2, 0.5],
-  ],
-  refLp: [
-    [-1.1, -0.5, 3],
-    [-2.0, -0.3, -1.0],
-  ],
-  entropy: [
-    [0.5, 1.0, 9],
-    [1.5, 0.25, 0.75],
-  ],
-};
 
 function batchInputs(newLp: Tensor = np.array(BATCH.newLp)) {
   return {

@@ -9,6 +9,7 @@ import { grad, initEngine, np, type Tensor } from '../../src/model/engine.ts';
 import { parseLossConfig, type LengthNorm } from '../../src/train/loss-config.ts';
 import { lengthNormWeights } from '../../src/train/loss-normalize.ts';
 import { policyLoss, type PolicyLossInputs } from '../../src/train/loss-rl.ts';
+import { BATCH } from './loss-batch-fixture.ts';
 
 before(async () => {
   await initEngine({ threads: 1 });
@@ -103,36 +104,7 @@ async function assertSame(weighted: HostBatch, rows: { source: number; keep: num
 
 // Old ≠ sampler (importance weights, one capped), a reference (KL), entropies, clipping on both
 // sides; rows of different lengths so the modes differ. Column 2 of row 0 is padding.
-const ROWS: HostBatch = {
-  mask: [
-    [1, 1, 0],
-    [1, 1, 1],
-  ],
-  newLp: [
-    [-1.0, -0.5, -7],
-    [-2.0, -0.2, -1.2],
-  ],
-  oldLp: [
-    [-1.2, -0.4, 0],
-    [-1.5, -0.2, -1.0],
-  ],
-  samplingLp: [
-    [-1.2, -1.3, 0],
-    [-2.5, 0.1, -1.5],
-  ],
-  advantages: [
-    [1, -1, 5],
-    [-1, 2, 0.5],
-  ],
-  refLp: [
-    [-1.1, -0.5, 3],
-    [-2.0, -0.3, -1.0],
-  ],
-  entropy: [
-    [0.5, 1.0, 9],
-    [1.5, 0.25, 0.75],
-  ],
-};
+const ROWS: HostBatch = BATCH;
 
 test('weights [2, 1] equal the batch with the first row repeated: loss, gradient, metrics (dapo, grpo, dr_grpo)', async () => {
   const weighted = {

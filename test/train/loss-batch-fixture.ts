@@ -1,0 +1,31 @@
+/** A two-row loss batch (row 0: two tokens and padding; row 1: three tokens) whose loss loss-aggregate.test.ts works out by hand. */
+export const BATCH = {
+  mask: [
+    [1, 1, 0],
+    [1, 1, 1],
+  ],
+  newLp: [
+    [-1.0, -0.5, -7],
+    [-2.0, -0.2, -1.2],
+  ],
+  oldLp: [
+    [-1.2, -0.4, 0],
+    [-1.5, -0.2, -1.0],
+  ],
+  samplingLp: [
+    [-1.2, -1.3, 0],
+    [-2.5, 0.1, -1.5],
+  ],
+  advantages: [
+    [1, -1, 5],
+    [-1, 2, 0.5],
+  ],
+  refLp: [
+    [-1.1, -0.5, 3],
+    [-2.0, -0.3, -1.0],
+  ],
+  entropy: [
+    [0.5, 1.0, 9],
+    [1.5, 0.25, 0.75],
+  ],
+};
