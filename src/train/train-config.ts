@@ -56,8 +56,12 @@ export const warmStartSchema = z.strictObject({
 });
 
 export const trainConfigSchema = z.strictObject({
-  /** RL steps (one rollout batch each). */
-  steps: z.number().int().min(0).default(150),
+  /**
+   * RL steps (one rollout batch each). 250: on Blackjack (seed 1, G 8 × 32, cosine decay) a run of
+   * 150 steps ended at −0.073 exact (the decay stops it near stick-at-17's level); 250 steps reached
+   * −0.060 by step 125.
+   */
+  steps: z.number().int().min(0).default(250),
   seed: seedInt.default(0),
   /**
    * G: samples per seed, compared with each other. An env like Blackjack deals the same cards to
