@@ -6,19 +6,11 @@ import { parseLossConfig } from '../../src/train/loss-config.ts';
 import { lengthNormWeights, maskedMean, weightedSum, type LengthNormOptions } from '../../src/train/loss-normalize.ts';
 import { policyLoss } from '../../src/train/loss-rl.ts';
 import { supervisedLoss } from '../../src/train/loss-sft.ts';
-import { BATCH } from './loss-batch-fixture.ts';
+import { BATCH, near, scalar } from './loss-batch-fixture.ts';
 
 before(async () => {
   await initEngine({ threads: 1 });
 });
-
-async function scalar(t: Tensor): Promise<number> {
-  return (await t.data())[0];
-}
-
-function near(actual: number, expected: number, tol: number, what: string): void {
-  assert.ok(Math.abs(actual - expected) <= tol, `${what}: ${actual} vs ${expected}`);
-}
 
 async function normalised(perToken: number[][], mask: number[][], options: LengthNormOptions, lengths?: number[][]): Promise<number> {
   const w = lengthNormWeights(np.array(mask), options, lengths ? np.array(lengths) : undefined);

@@ -1,3 +1,16 @@
+import assert from 'node:assert/strict';
+import type { Tensor } from '../../src/model/engine.ts';
+
+/** A loss tensor's scalar value. */
+export async function scalar(t: Tensor): Promise<number> {
+  return (await t.data())[0];
+}
+
+/** |actual − expected| ≤ tol, with both in the message. */
+export function near(actual: number, expected: number, tol: number, what: string): void {
+  assert.ok(Math.abs(actual - expected) <= tol, `${what}: ${actual} vs ${expected}`);
+}
+
 /** A two-row loss batch (row 0: two tokens and padding; row 1: three tokens) whose loss loss-aggregate.test.ts works out by hand. */
 export const BATCH = {
   mask: [

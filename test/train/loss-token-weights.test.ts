@@ -9,19 +9,11 @@ import { grad, initEngine, np, type Tensor } from '../../src/model/engine.ts';
 import { parseLossConfig, type LengthNorm } from '../../src/train/loss-config.ts';
 import { lengthNormWeights } from '../../src/train/loss-normalize.ts';
 import { policyLoss, type PolicyLossInputs } from '../../src/train/loss-rl.ts';
-import { BATCH } from './loss-batch-fixture.ts';
+import { BATCH, near, scalar } from './loss-batch-fixture.ts';
 
 before(async () => {
   await initEngine({ threads: 1 });
 });
-
-async function scalar(t: Tensor): Promise<number> {
-  return (await t.data())[0];
-}
-
-function near(actual: number, expected: number, tol: number, what: string): void {
-  assert.ok(Math.abs(actual - expected) <= tol, `${what}: ${actual} vs ${expected}`);
-}
 
 /** Per-token host data of a batch [R][T] (newLp is the differentiated input). */
 interface HostBatch {
