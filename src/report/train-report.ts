@@ -29,7 +29,7 @@ export interface TrainReportInput {
   episodes: number;
   wallSeconds: number;
   metrics: readonly MetricPoint[];
-  warmStart: { steps: number; reached: boolean; invalidRate: number | null; seconds: number } | null;
+  warmStart: { steps: number; answerSteps: number; reached: boolean; invalidRate: number | null; seconds: number } | null;
   finalEval: EvalReport | null;
   /** The trained policy's name in finalEval. */
   trainedPolicy: string;
@@ -118,7 +118,9 @@ export function trainReportMarkdown(input: TrainReportInput): string {
   if (input.warmStart) {
     lines.push('## Warm start', '');
     lines.push(
-      `${input.warmStart.steps} supervised steps on random-policy demonstrations (the action format only) in ${input.warmStart.seconds.toFixed(1)} s; ` +
+      `${input.warmStart.steps} supervised steps on random-policy demonstrations (the action format only) in ${input.warmStart.seconds.toFixed(1)} s` +
+        (input.warmStart.answerSteps > 0 ? `, the last ${input.warmStart.answerSteps} on every legal action's answer side by side (so it prefers no action)` : '') +
+        '; ' +
         `invalid answers at the last check: ${pct(input.warmStart.invalidRate)} (${input.warmStart.reached ? 'target reached' : 'target NOT reached'}).`,
       '',
     );

@@ -256,6 +256,13 @@ export function sampleTargetValues(layout: RlLayout, samples: readonly LayoutSam
 }
 
 /**
+ * Positions of a full layout when the rows are left to the row length: 16 rows of 128 (Blackjack's
+ * measured shape). A 10-pull bandit episode needs ~670-token rows, and 16 of them ran out of Wasm's
+ * 4 GiB at the first warm-start step; 3 rows of 672 hold the same tokens.
+ */
+export const TOKENS_PER_LAYOUT = 2048;
+
+/**
  * The batch shapes of a whole run: `length` row positions behind a shared prefix that never grows
  * past the first batch's, and `rows` rows (or fewer, in steps of `rowMultiple`, for a batch's last
  * layout). jax-js compiles once per shape, and its Wasm allocator keeps a free list per buffer size
@@ -267,9 +274,18 @@ export class LayoutShapes {
   private maxPrefix = Infinity;
   private rowLength: number | null;
 
-  /** `length` null: set later with fixLength (measured from the data) and before the first layout. */
-  constructor(private readonly options: Omit<LayoutOptions, 'maxPrefix' | 'minLength'> & { length: number | null }) {
+  /**
+   * `length` null: set later with fixLength (measured from the data) and before the first layout.
+   * `rows` null: as many rows as TOKENS_PER_LAYOUT fills at the row length.
+   */
+  constructor(private readonly options: Omit<LayoutOptions, 'maxPrefix' | 'minLength' | 'rows'> & { rows: number | null; length: number | null }) {
     this.rowLength = options.length;
+  }
+
+  /** Rows of a full layout (NaN until the length is fixed, when they follow from it). */
+  get rows(): number {
+    if (this.options.rows !== null) return this.options.rows;
+    return this.rowLength === null ? NaN : Math.max(1, Math.floor(TOKENS_PER_LAYOUT / this.rowLength));
   }
 
   /** The prefix length fixed so far (Infinity before the first batch). */
@@ -298,15 +314,26 @@ export class LayoutShapes {
     this.maxPrefix = length;
   }
 
-  layouts(samples: readonly LayoutSample[]): { layouts: RlLayout[]; tooLong: number } {
+  /** The shared prefix these samples would be laid out behind. */
+  private prefixOf(samples: readonly LayoutSample[]): number {
     const prefixMultiple = this.options.prefixMultiple ?? 8;
-    const P = Math.floor(sharedPrefixLength(samples, this.maxPrefix) / prefixMultiple) * prefixMultiple;
+    return Math.floor(sharedPrefixLength(samples, this.maxPrefix) / prefixMultiple) * prefixMultiple;
+  }
+
+  /** The most tokens a sequence may have and fit a row behind the prefix `samples` share (any subset of them shares at least as much). */
+  fittingTokens(samples: readonly LayoutSample[]): number {
+    if (this.rowLength === null) throw new Error('LayoutShapes: the row length is not fixed yet');
+    return this.prefixOf(samples) + this.rowLength + 1;
+  }
+
+  layouts(samples: readonly LayoutSample[]): { layouts: RlLayout[]; tooLong: number } {
+    const P = this.prefixOf(samples);
     const length = this.rowLength;
     if (length === null) throw new Error('LayoutShapes: the row length is not fixed yet');
     const fits = samples.filter((s) => s.tokens.length - 1 - P <= length);
     if (fits.length === 0) return { layouts: [], tooLong: samples.length };
     this.maxPrefix = P;
-    const layouts = buildRlLayouts(fits, { ...this.options, maxPrefix: P, minLength: length, lengthMultiple: 1 });
+    const layouts = buildRlLayouts(fits, { ...this.options, rows: this.rows, maxPrefix: P, minLength: length, lengthMultiple: 1 });
     return { layouts, tooLong: samples.length - fits.length };
   }
 }

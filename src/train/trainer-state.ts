@@ -12,6 +12,8 @@ export const TRAINER_STATE_FORMAT = 'spindle-trainer-state/1';
 
 const warmStartSummarySchema = z.object({
   steps: z.number().int().min(0),
+  /** Of those, the last ones on every legal action's answer (warm-start.ts); 0 in runs from before them. */
+  answerSteps: z.number().int().min(0).default(0),
   reached: z.boolean(),
   invalidRate: z.number().nullable(),
   meanReturn: z.number().nullable(),

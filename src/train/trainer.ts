@@ -177,6 +177,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
       const last = ws.checks.at(-1);
       warm = {
         steps: ws.steps,
+        answerSteps: ws.answerSteps,
         reached: ws.reached,
         invalidRate: last?.invalidRate ?? null,
         meanReturn: last && Number.isFinite(last.meanReturn) ? last.meanReturn : null,

@@ -4,22 +4,52 @@
  * supervised sample: the prompt exactly as the embedded policy renders it (chat template with the
  * tools, generation prompt; the same system prompt and message scheme as every rollout) and, as the
  * completion, the assistant answer as the chat template writes it, through the end-of-turn token.
- * Only the completion is trained (loss mask), so the model learns the answer's format, and, since
- * the actions are uniformly random, nothing about which action is better.
+ * Only the completion is trained (loss mask), so the model learns the answer's format and nothing
+ * about which action is better.
+ *
+ * "Nothing" needs care, because RL's KL term holds the policy near the warm start: a warm start that
+ * prefers one action skews every state's greedy choice. Two sources of such a preference, both
+ * measured on Blackjack (P(stick) at the decisive token, the same in every state):
+ * - Leaving out the episodes too long for a row keeps the short ones, and an episode is long BECAUSE
+ *   of its actions (hit, hit, hit): 49.6 % of 1,000 demonstrated answers stick, 56.7 % of those in
+ *   episodes that fit 128 tokens. So a long episode is cut at a call boundary instead (the calls that
+ *   fit are kept; whether a call is kept depends only on what came before it).
+ * - The rest of the loss: with languageModel the observations' tokens far outnumber the answers',
+ *   and the balance between actions drifts with them (P(stick) 0.41–0.62 by seed, the same in every
+ *   state, even with every action demonstrated in every batch). So the warm start ends with a few
+ *   steps on the answers alone, every legal action's answer at each decision side by side
+ *   (answerGroups): each batch then shows each action equally often in each state, and its
+ *   gradient pulls the choice toward uniform rather than toward whatever a batch happened to sample.
  */
+import { canonical } from '../core/canonical.ts';
 import type { Message, ToolSpec } from '../core/messages.ts';
-import type { EnvSpec } from '../envs/env.ts';
+import type { Action, EnvSpec } from '../envs/env.ts';
+import type { Policy } from '../policy/policy.ts';
 import { randomPolicy } from '../policy/scripted.ts';
 import { runRollouts } from '../rollout/rollouts.ts';
 import type { ModelAssets } from './default-model.ts';
 import type { LayoutSample } from './rl-batch.ts';
 import { assistantCompletionText } from '../model/assistant-completion-text.ts';
 
+export interface DemoCall {
+  promptIds: number[];
+  completionIds: number[];
+  /** The answers of the other legal actions at this decision (absent: none demonstrated). */
+  otherCompletionIds?: number[][];
+}
+
+/** Decisions with more legal actions than this demonstrate only the sampled one (each costs a sequence). */
+export const MAX_DEMONSTRATED_ACTIONS = 16;
+
 export interface Demonstrations {
-  /** One sequence per episode where its calls' ids are prefix-stable, else one per call. */
-  samples: LayoutSample[];
+  /** Each episode's calls, in order. */
+  episodeCalls: DemoCall[][];
+  /** Observations trained too (DemoRequest.languageModel). */
+  languageModel: boolean;
   episodes: number;
   calls: number;
+  /** Answers of the legal actions not taken (DemoCall.otherCompletionIds), over all calls. */
+  otherAnswers: number;
   /** Longest demonstrated completion, in tokens. */
   maxCompletionTokens: number;
   meanCompletionTokens: number;
@@ -46,12 +76,15 @@ export interface DemoRequest<O extends Record<string, unknown>> {
 /**
  * An episode's calls as one sequence when each call's prompt + completion is a prefix of the last
  * call's (the default template is prefix-stable), every answer masked in; otherwise one per call.
+ * Only the calls whose sequence (prompt + completion) has at most `maxTokens` tokens are kept: the
+ * first ones of a prefix-stable episode (a later call's sequence holds the earlier ones).
  */
-export function packEpisode(calls: readonly { promptIds: number[]; completionIds: number[] }[]): LayoutSample[] {
-  const single = (c: { promptIds: number[]; completionIds: number[] }): LayoutSample => {
+export function packEpisode(allCalls: readonly DemoCall[], maxTokens = Infinity): LayoutSample[] {
+  const single = (c: DemoCall): LayoutSample => {
     const tokens = [...c.promptIds, ...c.completionIds];
     return { tokens, lossMask: tokens.map((_, i) => (i >= c.promptIds.length ? 1 : 0)) };
   };
+  const calls = allCalls.filter((c) => c.promptIds.length + c.completionIds.length <= maxTokens);
   if (calls.length === 0) return [];
   const last = calls[calls.length - 1];
   const tokens = [...last.promptIds, ...last.completionIds];
@@ -65,45 +98,109 @@ export function packEpisode(calls: readonly { promptIds: number[]; completionIds
   return [{ tokens, lossMask }];
 }
 
+/** The demonstrations as training sequences of at most `maxTokens` tokens (packEpisode); with languageModel every token after the first is trained. */
+export function demonstrationSamples(demos: Demonstrations, maxTokens = Infinity): LayoutSample[] {
+  const samples = demos.episodeCalls.flatMap((calls) => packEpisode(calls, maxTokens));
+  return demos.languageModel ? samples.map((p) => ({ tokens: p.tokens, lossMask: p.tokens.map((_, i) => (i === 0 ? 0 : 1)) })) : samples;
+}
+
+const oneCall = (promptIds: readonly number[], completionIds: readonly number[]): LayoutSample => {
+  const tokens = [...promptIds, ...completionIds];
+  return { tokens, lossMask: tokens.map((_, i) => (i >= promptIds.length ? 1 : 0)) };
+};
+
+/**
+ * Every legal action's answer at each demonstrated decision, one list per decision (the taken answer
+ * first, then the others; each a one-call sequence whose answer alone is trained): batches of whole
+ * lists show every action equally often in each state. Decisions whose sequences do not all fit
+ * `maxTokens`, or that demonstrated no other action, are left out.
+ */
+export function answerGroups(demos: Demonstrations, maxTokens = Infinity): LayoutSample[][] {
+  return demos.episodeCalls
+    .flat()
+    .filter((c) => (c.otherCompletionIds?.length ?? 0) > 0)
+    .map((c) => [c.completionIds, ...c.otherCompletionIds!].map((ids) => oneCall(c.promptIds, ids)))
+    .filter((group) => group.every((s) => s.tokens.length <= maxTokens));
+}
+
+const messagesKey = (messages: readonly Message[]): string => JSON.stringify(canonical(messages));
+
+/** The random policy, recording the legal actions it chose among, by the messages it was asked with. */
+function recordingRandomPolicy(): { policy: Policy; legalActions: Map<string, Action[]> } {
+  const base = randomPolicy();
+  const legalActions = new Map<string, Action[]>();
+  const policy: Policy = {
+    ...base,
+    complete: (request) => {
+      if (request.view) legalActions.set(messagesKey(request.messages), request.view.legalActions());
+      return base.complete(request);
+    },
+  };
+  return { policy, legalActions };
+}
+
+const sameValue = (a: unknown, b: unknown): boolean => JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
+
+/**
+ * The answer as it would read had the policy taken each other legal action: the same message with
+ * the call's action replaced (report answers, arguments no legal action has, kept). None when the
+ * answer is not one call of a listed action, or the decision has too many actions.
+ */
+export function otherAnswers(answer: Message, legal: readonly Action[]): Message[] {
+  const call = answer.toolCalls?.length === 1 ? answer.toolCalls[0] : null;
+  if (!call || legal.length > MAX_DEMONSTRATED_ACTIONS) return [];
+  const chosen = legal.find((a) => a.name === call.name && Object.entries(a.arguments).every(([k, v]) => k in call.arguments && sameValue(call.arguments[k], v)));
+  if (!chosen) return [];
+  const extra = Object.fromEntries(Object.entries(call.arguments).filter(([k]) => !(k in chosen.arguments)));
+  return legal.filter((a) => a !== chosen).map((a) => ({ ...answer, toolCalls: [{ ...call, name: a.name, arguments: { ...a.arguments, ...extra } }] }));
+}
+
 export async function warmStartDemonstrations<O extends Record<string, unknown>>(request: DemoRequest<O>): Promise<Demonstrations> {
   const { assets } = request;
+  const random = recordingRandomPolicy();
   const result = await runRollouts({
     spec: request.spec,
     options: request.options,
-    policy: randomPolicy(),
+    policy: random.policy,
     seeds: request.seeds,
     episode: { maxTurns: request.maxTurns },
   });
-  const samples: LayoutSample[] = [];
+  const episodeCalls: DemoCall[][] = [];
   let calls = 0;
+  let others = 0;
   let maxCompletion = 0;
   let completionSum = 0;
   let promptSum = 0;
   for (const t of result.trajectories) {
     if (t.status === 'failed') throw new Error(`warm start: a random-policy episode failed (seed ${t.seed}): ${t.statusReason}`);
-    const episodeCalls: { promptIds: number[]; completionIds: number[] }[] = [];
+    const episode: DemoCall[] = [];
     for (const turn of t.turns) {
       for (const call of turn.calls) {
         // The agent loop appends the parsed answer right after the messages it sent.
         const answer = t.messages[call.messages.length];
         if (!answer || answer.role !== 'assistant') throw new Error('warm start: a recorded call is not followed by its answer');
         const promptIds = request.promptIds(call.messages, call.tools);
-        const completionIds = assets.tokenizer.encode(assistantCompletionText(assets, call.messages, call.tools, answer));
-        episodeCalls.push({ promptIds, completionIds });
+        const completionOf = (message: Message) => assets.tokenizer.encode(assistantCompletionText(assets, call.messages, call.tools, message));
+        const completionIds = completionOf(answer);
+        const legal = random.legalActions.get(messagesKey(call.messages));
+        const otherCompletionIds = legal ? otherAnswers(answer, legal).map(completionOf) : [];
+        others += otherCompletionIds.length;
+        episode.push({ promptIds, completionIds, otherCompletionIds });
         maxCompletion = Math.max(maxCompletion, completionIds.length);
         completionSum += completionIds.length;
         promptSum += promptIds.length;
       }
     }
-    calls += episodeCalls.length;
-    const packed = packEpisode(episodeCalls);
-    samples.push(...(request.languageModel ? packed.map((p) => ({ tokens: p.tokens, lossMask: p.tokens.map((_, i) => (i === 0 ? 0 : 1)) })) : packed));
+    calls += episode.length;
+    if (episode.length > 0) episodeCalls.push(episode);
   }
-  if (samples.length === 0) throw new Error('warm start: the demonstrations hold no policy call');
+  if (calls === 0) throw new Error('warm start: the demonstrations hold no policy call');
   return {
-    samples,
+    episodeCalls,
+    languageModel: request.languageModel,
     episodes: result.trajectories.length,
     calls,
+    otherAnswers: others,
     maxCompletionTokens: maxCompletion,
     meanCompletionTokens: completionSum / calls,
     meanPromptTokens: promptSum / calls,

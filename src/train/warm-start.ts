@@ -21,7 +21,7 @@ import { rlLogprobs, rlTensors, type RlTensors } from './rl-batch-forward.ts';
 import { measuredRowLengths } from './row-length.ts';
 import type { TrainSettings } from './train-config.ts';
 import { demoSeeds, formatCheckSeeds } from './trainer-seeds.ts';
-import { warmStartDemonstrations, type Demonstrations } from './warm-start-demos.ts';
+import { answerGroups, demonstrationSamples, warmStartDemonstrations, type Demonstrations } from './warm-start-demos.ts';
 
 export interface WarmStartCheck {
   step: number;
@@ -59,7 +59,10 @@ export interface WarmStartRequest<O extends Record<string, unknown>> {
 export interface WarmStartResult {
   /** The warm-started weights (owned by the caller). */
   params: Params;
+  /** Supervised steps, answerSteps included. */
   steps: number;
+  /** Of those, the last ones on the answers alone (train-config.ts answerSteps). */
+  answerSteps: number;
   /** Whether the last check met the target invalid rate. */
   reached: boolean;
   checks: WarmStartCheck[];
@@ -68,8 +71,11 @@ export interface WarmStartResult {
   maxTokens: number;
   /** RL's row length measured from the demonstrations (positions behind the shared system turn). */
   rlRowLength: number;
-  /** `tooLong`: demonstrations left out, every time a batch held them, for not fitting a row. */
-  demos: Omit<Demonstrations, 'samples'> & { samples: number; tooLong: number };
+  /**
+   * `cutEpisodes`: episodes whose later calls did not fit a row (their first calls are trained);
+   * `tooLong`: demonstrations left out, every time a batch held them, for not fitting a row.
+   */
+  demos: Omit<Demonstrations, 'episodeCalls' | 'languageModel'> & { samples: number; cutEpisodes: number; tooLong: number };
   /** Tokens computed by the training forward (shared prefix once per batch). */
   trainTokens: number;
   trainMs: number;
@@ -97,17 +103,17 @@ function sftLoss(cfg: ModelAssets['cfg']) {
   };
 }
 
-/** Batches of `size` demonstrations, reshuffled on every pass (seeded). */
-function* batches(samples: readonly LayoutSample[], size: number, seed: number): Generator<LayoutSample[]> {
+/** Batches of `size` units (each unit's sequences together), reshuffled on every pass (seeded). */
+function* batches(units: readonly LayoutSample[][], size: number, seed: number): Generator<LayoutSample[]> {
   for (let pass = 0; ; pass++) {
     const rng = new Rng(seed, 0x5f7 + pass);
-    const order = samples.map((_, i) => i);
+    const order = units.map((_, i) => i);
     for (let i = order.length - 1; i > 0; i--) {
       const j = rng.int(i + 1);
       [order[i], order[j]] = [order[j], order[i]];
     }
     for (let i = 0; i + size <= order.length || (i === 0 && order.length > 0); i += size) {
-      yield order.slice(i, i + size).map((k) => samples[k]);
+      yield order.slice(i, i + size).flatMap((k) => units[k]);
     }
   }
 }
@@ -125,14 +131,20 @@ export async function warmStart<O extends Record<string, unknown>>(request: Warm
     languageModel: settings.languageModel,
   });
   const maxTokens = request.maxTokens ?? demos.maxCompletionTokens + MAX_TOKENS_SLACK;
-  const rowLengths = measuredRowLengths(demos.samples, assets.cfg.maxPositionEmbeddings);
+  const whole = demonstrationSamples(demos);
+  const rowLengths = measuredRowLengths(whole, assets.cfg.maxPositionEmbeddings);
   if (!request.shapes.lengthFixed) request.shapes.fixLength(rowLengths.warmStart);
+  // Episodes longer than a row are cut at a call boundary, not left out (warm-start-demos.ts: leaving
+  // them out biases the demonstrated actions).
+  const fitting = request.shapes.fittingTokens(whole);
+  const samples = demonstrationSamples(demos, fitting);
+  const cutEpisodes = demos.episodeCalls.filter((calls) => calls.some((c) => c.promptIds.length + c.completionIds.length > fitting)).length;
   // A row that holds no demonstration would leave every batch empty (and the loop below spinning).
-  const shortest = Math.min(...demos.samples.map((s) => s.tokens.length - 1));
-  if (shortest > request.shapes.length) {
+  if (samples.length === 0) {
+    const shortest = Math.min(...whole.map((s) => s.tokens.length - 1));
     throw new UsageError(`train.update.rowLength: ${request.shapes.length} holds none of the warm start's demonstrations (the shortest needs ${shortest}); raise it or leave it null to measure it`);
   }
-  const trainer = new ParamTrainer<RlTensors>(request.params, sftLoss(assets.cfg), settings.optimizer);
+  let trainer = new ParamTrainer<RlTensors>(request.params, sftLoss(assets.cfg), settings.optimizer);
   const { shapes } = request;
   const checks: WarmStartCheck[] = [];
   const losses: { step: number; loss: number }[] = [];
@@ -174,44 +186,69 @@ export async function warmStart<O extends Record<string, unknown>>(request: Warm
   };
 
   let steps = 0;
+  let answerSteps = 0;
   let reached = false;
+  /** One optimiser update per layout a batch fills; `after` runs after each (true: stop the batch). */
+  const train = async (batch: LayoutSample[], after: () => Promise<boolean>) => {
+    const { layouts, tooLong } = shapes.layouts(batch);
+    tooLongDemos += tooLong;
+    for (const layout of layouts) {
+      const t0 = performance.now();
+      const result = await trainer.step(rlTensors(assets.cfg, layout));
+      steps++;
+      trainTokens += layout.computedTokens;
+      trainMs += performance.now() - t0;
+      losses.push({ step: steps, loss: result.loss });
+      request.onStep?.(steps, result.loss, { rows: layout.rows, length: layout.length, prefix: layout.prefix.length, ms: performance.now() - t0 });
+      if (await after()) return;
+    }
+  };
   try {
-    const source = batches(demos.samples, Math.min(settings.batchSize, demos.samples.length), request.runSeed);
+    const source = batches(samples.map((s) => [s]), Math.min(settings.batchSize, samples.length), request.runSeed);
     while (steps < settings.maxSteps && !reached) {
-      // A batch takes as many optimiser updates (steps) as it fills layouts.
-      const { layouts, tooLong } = shapes.layouts(source.next().value!);
-      tooLongDemos += tooLong;
-      for (const layout of layouts) {
-        const t0 = performance.now();
-        const result = await trainer.step(rlTensors(assets.cfg, layout));
-        steps++;
-        trainTokens += layout.computedTokens;
-        trainMs += performance.now() - t0;
-        losses.push({ step: steps, loss: result.loss });
-        request.onStep?.(steps, result.loss, { rows: layout.rows, length: layout.length, prefix: layout.prefix.length, ms: performance.now() - t0 });
+      await train(source.next().value!, async () => {
         if ((steps % settings.checkEvery === 0 && steps >= settings.minSteps) || steps === settings.maxSteps) {
           reached = formatLearned(await check(steps), settings.targetInvalidRate);
-          if (reached || steps === settings.maxSteps) break;
+          return reached || steps === settings.maxSteps;
         }
-      }
+        return false;
+      });
     }
     if (steps === 0) reached = formatLearned(await check(0), settings.targetInvalidRate);
+    // The actions' balance, re-set on every legal action's answer side by side (train-config.ts answerSteps).
+    const groups = settings.answerSteps > 0 && steps > 0 ? answerGroups(demos, fitting) : [];
+    if (groups.length > 0) {
+      // A fresh optimiser: the main phase's moments and learning rate would swing the balance (measured).
+      trainer = new ParamTrainer<RlTensors>(trainer.release(), sftLoss(assets.cfg), {
+        ...settings.optimizer,
+        lr: settings.answerLr,
+        warmupSteps: Math.min(5, settings.answerSteps),
+        decay: 'cosine',
+        totalSteps: settings.answerSteps,
+        minLrRatio: 0,
+      });
+      const answers = batches(groups, Math.min(settings.batchSize, groups.length), request.runSeed + 1);
+      const end = steps + settings.answerSteps;
+      while (steps < end) await train(answers.next().value!, async () => steps >= end);
+      answerSteps = settings.answerSteps;
+    }
   } catch (error) {
     trainer.dispose();
     throw error;
   }
   const params = trainer.release();
   policy.updateWeights(params, 0);
-  const { samples, ...demoStats } = demos;
+  const { episodeCalls, languageModel, ...demoStats } = demos;
   return {
     params,
     steps,
+    answerSteps,
     reached,
     checks,
     losses,
     maxTokens,
     rlRowLength: rowLengths.rl,
-    demos: { ...demoStats, samples: samples.length, tooLong: tooLongDemos },
+    demos: { ...demoStats, samples: samples.length, cutEpisodes, tooLong: tooLongDemos },
     trainTokens,
     trainMs,
     checkMs,

@@ -5,6 +5,7 @@ import { checkEnvSpec } from '../../src/envs/registry.ts';
 import { meanCi } from '../../src/core/stats.ts';
 import type { Action, EnvStep } from '../../src/envs/env.ts';
 import { BanditEnv, armProbabilities } from '../../src/envs/bandit/env.ts';
+import { BayesBandit, bayesOptimalReturn } from '../../src/envs/bandit/bayes.ts';
 import { banditOptionsSchema } from '../../src/envs/bandit/options.ts';
 import { banditSpec } from '../../src/envs/bandit/spec.ts';
 
@@ -69,15 +70,15 @@ test('payout rates match the arm probabilities', () => {
   assert.ok(Math.abs(mean) < 4 * (std / Math.sqrt(errors.length)), `mean payout - p = ${mean}`);
 });
 
-test('the final step reports regret against the oracle; the oracle has none', () => {
+test('the final step reports regret against always pulling the best arm', () => {
   const env = new BanditEnv({ k: 5, horizon: 12 });
   for (let seed = 0; seed < 50; seed++) {
     const p = armProbabilities(seed, 5);
     const best = p.indexOf(Math.max(...p));
-    const byOracle = playOut(env, seed, () => env.oracle().action);
-    assert.equal(byOracle.last.info!.regret, 0);
-    assert.equal(byOracle.last.info!.bestArm, best + 1);
-    assert.ok(Math.abs((byOracle.last.info!.oracleReturn as number) - 12 * p[best]) < 1e-12);
+    const byBest = playOut(env, seed, () => pull(best + 1));
+    assert.equal(byBest.last.info!.regret, 0);
+    assert.equal(byBest.last.info!.bestArm, best + 1);
+    assert.ok(Math.abs((byBest.last.info!.oracleReturn as number) - 12 * p[best]) < 1e-12);
     const cycling = playOut(env, seed, (t) => pull((t % 5) + 1));
     const expected = 12 * p[best] - [0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1].reduce((acc, arm) => acc + p[arm], 0);
     assert.ok(Math.abs((cycling.last.info!.regret as number) - expected) < 1e-12, `seed ${seed}`);
@@ -86,7 +87,7 @@ test('the final step reports regret against the oracle; the oracle has none', ()
   }
 });
 
-test('actionRewards gives each arm its true probability; the oracle picks the largest', () => {
+test('actionRewards gives each arm its true probability', () => {
   const env = new BanditEnv({ k: 6, horizon: 3 });
   for (let seed = 0; seed < 30; seed++) {
     env.reset(seed);
@@ -94,19 +95,37 @@ test('actionRewards gives each arm its true probability; the oracle picks the la
     const values = env.actionRewards();
     assert.deepEqual(values.map((v) => v.expectedReward), p);
     assert.deepEqual(values.map((v) => v.action), [1, 2, 3, 4, 5, 6].map(pull));
-    assert.deepEqual(env.oracle().action, pull(p.indexOf(Math.max(...p)) + 1));
     assert.deepEqual(env.legalActions(), values.map((v) => v.action));
   }
   assert.equal(env.kind, 'dense');
 });
 
-test('optimalReturn is the oracle expected return over seeds: horizon * k / (k + 1)', () => {
-  const o = banditOptionsSchema.parse({ k: 4, horizon: 10 });
-  const optimal = banditSpec.exact!.optimalReturn!(o);
-  assert.equal(optimal, 8);
-  const oracleReturns = Array.from({ length: 20_000 }, (_, seed) => 10 * Math.max(...armProbabilities(seed, 4)));
-  const { mean, std } = meanCi(oracleReturns);
-  assert.ok(Math.abs(mean - optimal) < 4 * (std / Math.sqrt(oracleReturns.length)), `MC ${mean}`);
+test('the Bayes-optimal values by hand: one and two pulls of two arms', () => {
+  // One pull: either arm pays with prior mean 1/2. Two pulls: pull arm 1 (1/2); after a payout its
+  // posterior mean is 2/3 (pull it again), after none 1/3 < 1/2 (pull arm 2): 1/2 + 1/2·2/3 + 1/2·1/2.
+  assert.equal(bayesOptimalReturn(2, 1), 0.5);
+  assert.ok(Math.abs(bayesOptimalReturn(2, 2) - (0.5 + 1 / 3 + 1 / 4)) < 1e-12);
+  const player = new BayesBandit(2, 3);
+  // Arm 1 paid once and failed once (mean 1/2), arm 2 untried (1/2), one pull left: a tie, first arm.
+  assert.deepEqual(player.pullValues([[1, 1], [0, 0]]), [0.5, 0.5]);
+  assert.equal(player.bestArm([[1, 1], [0, 0]]), 0);
+  // Arm 1 failed once: arm 2 (mean 1/2) beats arm 1 (1/3).
+  assert.equal(player.bestArm([[0, 1], [0, 0]]), 1);
+  assert.throws(() => bayesOptimalReturn(10, 200), /more than 2,000,000 states for k 10 and 200 pulls/);
+});
+
+test('the oracle plays Bayes-optimally: its mean payout over seeds is optimalReturn, below the best arm\'s', () => {
+  const options = banditOptionsSchema.parse({ k: 3, horizon: 10 });
+  const optimal = banditSpec.exact!.optimalReturn!(options);
+  assert.ok(Math.abs(optimal - 6.4096) < 1e-4, `optimal ${optimal}`);
+  assert.ok(optimal < (10 * 3) / 4);
+  const env = new BanditEnv(options);
+  const returns = Array.from({ length: 4000 }, (_, seed) => playOut(env, seed, () => env.oracle().action).rewards.reduce((a, b) => a + b, 0));
+  const { mean, std } = meanCi(returns);
+  assert.ok(Math.abs(mean - optimal) < 4 * (std / Math.sqrt(returns.length)), `MC ${mean} vs ${optimal}`);
+  // The oracle reads only the pulls it saw: two seeds with the same payouts so far get the same advice.
+  env.reset(0);
+  assert.deepEqual(env.oracle().action, pull(1));
 });
 
 test('validate explains every illegal pull; invalid pulls get retries then -1', () => {

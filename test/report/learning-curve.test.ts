@@ -49,7 +49,7 @@ test('metric series, smoothing and the report markdown', () => {
     episodes: 256,
     wallSeconds: 20,
     metrics,
-    warmStart: { steps: 50, reached: true, invalidRate: 0.01, seconds: 4 },
+    warmStart: { steps: 50, answerSteps: 0, reached: true, invalidRate: 0.01, seconds: 4 },
     finalEval: null,
     trainedPolicy: 'run:r',
     finalEvalSeconds: 2,

@@ -1,5 +1,6 @@
 /** `spindle train`'s config: defaults, flags over the file, and errors that name the field. */
 import assert from 'node:assert/strict';
+import { LayoutShapes } from '../../src/train/rl-batch.ts';
 import { test } from 'node:test';
 import { UsageError } from '../../src/core/errors.ts';
 import { hmmSpec } from '../../src/envs/hmm/spec.ts';
@@ -20,7 +21,16 @@ test('defaults: GRPO with zero-variance groups dropped, clipped loss, KL to the 
   assert.equal(c.batchSeeds, 32);
   assert.equal(c.episode.temperature, 1);
   assert.equal(c.samples.mergeIdentical, true);
-  assert.deepEqual([c.update.rows, c.update.miniBatches], [16, 1]);
+  // Rows follow the row length: 2,048 positions, 16 rows of Blackjack's 128.
+  assert.deepEqual([c.update.rows, c.update.rowLength, c.update.miniBatches], [null, 128, 1]);
+  assert.equal(new LayoutShapes({ rows: c.update.rows, length: c.update.rowLength }).rows, 16);
+  assert.equal(new LayoutShapes({ rows: c.update.rows, length: 672 }).rows, 3);
+  assert.equal(new LayoutShapes({ rows: c.update.rows, length: 4096 }).rows, 1);
+  assert.equal(new LayoutShapes({ rows: 5, length: 672 }).rows, 5);
+  const measured = new LayoutShapes({ rows: null, length: null });
+  assert.ok(Number.isNaN(measured.rows));
+  measured.fixLength(256);
+  assert.equal(measured.rows, 8);
   // RL's lr decays over the run's steps; --lr keeps the schedule.
   assert.deepEqual([c.optimizer.lr, c.optimizer.decay, c.optimizer.minLrRatio, c.optimizer.totalSteps], [1e-3, 'cosine', 0.1, c.steps]);
   const flagged = parseTrainConfig(applyFlagOverrides({}, { lr: 5e-4, steps: 40 }));

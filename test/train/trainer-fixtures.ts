@@ -68,7 +68,7 @@ export function tinyTrainConfig(extra: TrainConfig = {}): TrainConfig {
     checkpointEvery: 2,
     threads: 1,
     model: { hiddenSize: 32, intermediateSize: 64, numLayers: 1, numHeads: 2, numKvHeads: 1, headDim: 16, corpusEpisodes: 30 },
-    warmStart: { maxSteps: 4, batchSize: 8, demoEpisodes: 30, checkEvery: 2, checkEpisodes: 4 },
+    warmStart: { maxSteps: 4, answerSteps: 2, batchSize: 8, demoEpisodes: 30, checkEvery: 2, checkEpisodes: 4 },
     update: { rows: 8, rowLength: 64 },
     // No KL unless a test asks: a run resumed into another store has no warm-start folder to load as the reference.
     loss: { klBeta: 0 },

@@ -15,7 +15,7 @@ import { trainerPolicy } from '../../src/train/trainer-policy.ts';
 import { demoSeeds } from '../../src/train/trainer-seeds.ts';
 import { warmStart } from '../../src/train/warm-start.ts';
 import { assistantCompletionText } from '../../src/model/assistant-completion-text.ts';
-import { packEpisode, warmStartDemonstrations } from '../../src/train/warm-start-demos.ts';
+import { MAX_DEMONSTRATED_ACTIONS, answerGroups, demonstrationSamples, otherAnswers, packEpisode, warmStartDemonstrations } from '../../src/train/warm-start-demos.ts';
 import { pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
 
 before(async () => {
@@ -23,7 +23,7 @@ before(async () => {
 });
 
 const settings = parseTrainConfig(
-  tinyTrainConfig({ warmStart: { maxSteps: 60, batchSize: 16, demoEpisodes: 60, checkEvery: 20, checkEpisodes: 24, optimizer: { lr: 1e-2, warmupSteps: 5 } } }),
+  tinyTrainConfig({ warmStart: { maxSteps: 60, answerSteps: 6, batchSize: 16, demoEpisodes: 60, checkEvery: 20, checkEpisodes: 24, optimizer: { lr: 1e-2, warmupSteps: 5 } } }),
 );
 
 async function tinyModel() {
@@ -56,7 +56,7 @@ test('demonstrations: the policy prompt plus the answer as the template renders 
   const demos = await warmStartDemonstrations({ spec: pickSpec, options: {}, assets, promptIds, seeds: demoSeeds(0, 5), maxTurns: 1, languageModel: false });
   assert.equal(demos.episodes, 5);
   assert.equal(demos.calls, 5);
-  const first = demos.samples[0];
+  const first = demonstrationSamples(demos)[0];
   const text = assets.tokenizer.decode(first.tokens.filter((_, i) => first.lossMask[i] === 1));
   assert.match(text, /^<tool_call>\n\{"name": "pick", "arguments": \{"n": [123]\}\}\n<\/tool_call><\|im_end\|>$/);
   assert.equal(first.tokens.at(-1), assets.stopTokenIds[0]);
@@ -64,10 +64,25 @@ test('demonstrations: the policy prompt plus the answer as the template renders 
   // model's template renders them: a short system turn naming the tools, then the observation.
   const prompt = assets.tokenizer.decode(first.tokens.filter((_, i) => first.lossMask[i] === 0));
   assert.match(prompt, /^<\|im_start\|>system\npick<\|im_end\|>\n<\|im_start\|>user\nTarget [123]\.<\|im_end\|>\n<\|im_start\|>assistant\n$/);
-  // With languageModel the observations are trained too (every token after the first), answers unchanged.
+  // Every legal action's answer at each decision, side by side: the taken one first, the other two
+  // with the same prompt, in one list (so in one batch); only the answers are trained.
+  assert.equal(demos.otherAnswers, 10);
+  const groups = answerGroups(demos);
+  assert.equal(groups.length, 5);
+  assert.deepEqual(groups[0][0], first);
+  const answers = groups[0].map((s) => {
+    assert.deepEqual(s.tokens.slice(0, s.lossMask.indexOf(1)), first.tokens.slice(0, first.lossMask.indexOf(1)));
+    return assets.tokenizer.decode(s.tokens.filter((_, i) => s.lossMask[i] === 1)).match(/"n": (\d)/)![1];
+  });
+  assert.deepEqual(answers.sort(), ['1', '2', '3']);
+  // With languageModel the observations are trained too (every token after the first), answers unchanged;
+  // the answer groups still train the answers only.
   const lm = await warmStartDemonstrations({ spec: pickSpec, options: {}, assets, promptIds, seeds: demoSeeds(0, 5), maxTurns: 1, languageModel: true });
-  assert.deepEqual(lm.samples[0].tokens, first.tokens);
-  assert.deepEqual(lm.samples[0].lossMask, first.tokens.map((_, i) => (i === 0 ? 0 : 1)));
+  const lmFirst = demonstrationSamples(lm)[0];
+  assert.deepEqual(lmFirst.tokens, first.tokens);
+  assert.deepEqual(lmFirst.lossMask, first.tokens.map((_, i) => (i === 0 ? 0 : 1)));
+  assert.deepEqual(answerGroups(lm), groups);
+  assert.deepEqual(answerGroups(lm, first.tokens.length - 1), []);
   assert.throws(
     () => assistantCompletionText({ ...assets, stopTokenIds: [] }, [{ role: 'user', content: 'x' }], [], { role: 'assistant', content: 'y' }),
     /no end-of-turn token/,
@@ -84,6 +99,48 @@ test('an episode packs into one sequence when its calls are prefix-stable, else 
   assert.equal(packEpisode(unstable).length, 2);
 });
 
+test('an episode longer than a row keeps the calls that fit, cut at a call boundary', () => {
+  const calls = [
+    { promptIds: [1, 2, 3], completionIds: [4, 5] },
+    { promptIds: [1, 2, 3, 4, 5, 6], completionIds: [7] },
+    { promptIds: [1, 2, 3, 4, 5, 6, 7, 8], completionIds: [9, 10] },
+  ];
+  // 7 tokens hold the first two calls whole; the third call's answer is not trained in part.
+  assert.deepEqual(packEpisode(calls, 7), [{ tokens: [1, 2, 3, 4, 5, 6, 7], lossMask: [0, 0, 0, 1, 1, 0, 1] }]);
+  assert.deepEqual(packEpisode(calls, 9), packEpisode(calls, 7));
+  assert.deepEqual(packEpisode(calls, 4), []);
+  assert.equal(packEpisode(calls, 10)[0].tokens.length, 10);
+  // A language-model sample is cut the same way and trains every token after the first.
+  const demos = { episodeCalls: [calls], languageModel: true, episodes: 1, calls: 3, otherAnswers: 0, maxCompletionTokens: 2, meanCompletionTokens: 5 / 3, meanPromptTokens: 17 / 3 };
+  assert.deepEqual(demonstrationSamples(demos, 7), [{ tokens: [1, 2, 3, 4, 5, 6, 7], lossMask: [0, 1, 1, 1, 1, 1, 1] }]);
+  // Answer groups: a decision whose answers all fit; one that does not is left out whole.
+  const withOthers = [{ ...calls[0], otherCompletionIds: [[11, 12, 13]] }, calls[1], { ...calls[2], otherCompletionIds: [[13]] }];
+  assert.deepEqual(answerGroups({ ...demos, episodeCalls: [withOthers] }, 6), [
+    [
+      { tokens: [1, 2, 3, 4, 5], lossMask: [0, 0, 0, 1, 1] },
+      { tokens: [1, 2, 3, 11, 12, 13], lossMask: [0, 0, 0, 1, 1, 1] },
+    ],
+  ]);
+  assert.deepEqual(answerGroups({ ...demos, episodeCalls: [withOthers] }, 5), []);
+});
+
+test('the other legal actions keep the answer\'s report arguments; a call of no listed action gets none', () => {
+  const legal = [
+    { name: 'move', arguments: { to: 'a' } },
+    { name: 'move', arguments: { to: 'b' } },
+    { name: 'wait', arguments: {} },
+  ];
+  const answer: Message = { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'move', arguments: { to: 'b', forecast: 0.3 } }] };
+  assert.deepEqual(otherAnswers(answer, legal), [
+    { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'move', arguments: { to: 'a', forecast: 0.3 } }] },
+    { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'wait', arguments: { forecast: 0.3 } }] },
+  ]);
+  assert.deepEqual(otherAnswers({ ...answer, toolCalls: [{ id: 'c1', name: 'move', arguments: { to: 'z' } }] }, legal), []);
+  assert.deepEqual(otherAnswers({ role: 'assistant', content: 'no call' }, legal), []);
+  const many = Array.from({ length: MAX_DEMONSTRATED_ACTIONS + 1 }, (_, i) => ({ name: 'move', arguments: { to: String(i) } }));
+  assert.deepEqual(otherAnswers({ ...answer, toolCalls: [{ id: 'c1', name: 'move', arguments: { to: '0' } }] }, many), []);
+});
+
 test('a small supervised budget teaches a tiny model the answer format (invalid rate falls)', async () => {
   const model = await tinyModel();
   const params = toParams(model.params);
@@ -98,6 +155,10 @@ test('a small supervised budget teaches a tiny model the answer format (invalid 
     tree.dispose(trained.params);
     checks.push(...trained.checks.map((c) => c.invalidRate));
     assert.equal(trained.maxTokens, trained.demos.maxCompletionTokens + 16);
+    // It ends with the answers-only steps, after the last format check.
+    assert.equal(trained.answerSteps, 6);
+    assert.equal(trained.steps, trained.checks.at(-1)!.step + 6);
+    assert.equal(trained.losses.length, trained.steps);
     assert.ok(trained.losses[0].loss > 2 * trained.losses.at(-1)!.loss, `loss ${trained.losses[0].loss} -> ${trained.losses.at(-1)!.loss}`);
   } finally {
     await policy.close();

@@ -7,6 +7,7 @@ import { Rng } from '../../core/random.ts';
 import type { ToolSpec } from '../../core/messages.ts';
 import type { Action, ActionValue, Env, EnvReset, EnvStep, InvalidActionRule, OracleAdvice } from '../env.ts';
 import { banditTools, parsePull, pullAction } from './actions.ts';
+import { bayesBandit } from './bayes.ts';
 import type { BanditOptions } from './options.ts';
 
 /** Rng streams under the episode seed. */
@@ -105,9 +106,11 @@ export class BanditEnv implements Env {
     return { pullsLeft: this.options.horizon - this.pulled, pulls: [...this.pulls], successes: [...this.successes] };
   }
 
+  /** The Bayes-optimal pull (bayes.ts): the best play from what the pulls so far showed, not from the hidden probabilities. */
   oracle(): OracleAdvice {
     this.requireReset();
-    return { action: pullAction(bestArm(this.probabilities)) };
+    const counts = this.pulls.map((n, arm): [number, number] => [this.successes[arm], n - this.successes[arm]]);
+    return { action: pullAction(bayesBandit(this.options.k, this.options.horizon).bestArm(counts)) };
   }
 
   /** A pull's exact expected reward is its arm's probability. */

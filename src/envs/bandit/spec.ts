@@ -1,5 +1,6 @@
 /** The `bandit` env's registration: options, factory, prompt and exact values. */
 import type { EnvSpec } from '../env.ts';
+import { bayesOptimalReturn } from './bayes.ts';
 import { BanditEnv } from './env.ts';
 import { banditOptionsSchema, type BanditOptions } from './options.ts';
 
@@ -15,9 +16,11 @@ export const banditSpec: EnvSpec<BanditOptions> = {
     'Win as much as you can: try arms to learn which pays best, then keep pulling it.',
   exact: {
     /**
-     * The oracle (always the best arm, known to it) earns horizon * max(p); with k uniform
-     * probabilities E[max p] = k / (k + 1). A learning agent's gap to it is its expected regret.
+     * The Bayes-optimal player's expected payout (bayes.ts; the `oracle` policy plays it): the best
+     * any policy can earn without seeing the probabilities. The `regret` metric is measured against
+     * a player who always pulls the best arm (horizon × max p, on average horizon × k / (k + 1)),
+     * which no policy can be, so even the oracle has some.
      */
-    optimalReturn: (options) => (options.horizon * options.k) / (options.k + 1),
+    optimalReturn: (options) => bayesOptimalReturn(options.k, options.horizon),
   },
 };
