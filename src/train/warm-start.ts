@@ -238,7 +238,7 @@ export async function warmStart<O extends Record<string, unknown>>(request: Warm
   }
   const params = trainer.release();
   policy.updateWeights(params, 0);
-  const { episodeCalls, languageModel, ...demoStats } = demos;
+  const { episodeCalls: _calls, languageModel: _languageModel, ...demoStats } = demos;
   return {
     params,
     steps,
