@@ -28,10 +28,24 @@ export interface RolloutSummary {
   quality: QualityReport;
 }
 
-function reasonHead(reason: string | null): string {
-  if (!reason) return 'unknown';
+function reasonHead(reason: string): string {
   const colon = reason.indexOf(':');
   return colon === -1 ? reason : reason.slice(0, colon);
+}
+
+/** Distinct reasons kept word for word; past them a reason is counted under its head (the text before its first colon). */
+const MAX_DISTINCT_REASONS = 20;
+const MAX_REASON_LENGTH = 200;
+
+/**
+ * Counts `reason` in `counts`: word for word (the cause is what a reader needs: "policy 'x' failed:
+ * Allocation exceeds the 4 GiB memory32 limit"), unless the reasons already number
+ * MAX_DISTINCT_REASONS (they vary by seed, say), when it goes under its head.
+ */
+function countReason(counts: Record<string, number>, reason: string | null): void {
+  const full = (reason ?? 'unknown').slice(0, MAX_REASON_LENGTH);
+  const key = full in counts || Object.keys(counts).length < MAX_DISTINCT_REASONS ? full : reasonHead(full);
+  counts[key] = (counts[key] ?? 0) + 1;
 }
 
 /** Accumulates the summary one trajectory at a time, so a long run need not keep its trajectories. */
@@ -58,14 +72,10 @@ export class RolloutTally {
     this.invalid += t.metrics.invalidActions ?? 0;
     this.quality.add(t);
     if (t.status === 'failed') {
-      const key = reasonHead(t.statusReason);
-      this.failureReasons[key] = (this.failureReasons[key] ?? 0) + 1;
+      countReason(this.failureReasons, t.statusReason);
       return;
     }
-    if (t.status === 'truncated') {
-      const key = reasonHead(t.statusReason);
-      this.truncationReasons[key] = (this.truncationReasons[key] ?? 0) + 1;
-    }
+    if (t.status === 'truncated') countReason(this.truncationReasons, t.statusReason);
     if (t.turns.at(-1)?.invalid) this.invalidEndings++;
     this.returns.push(t.reward);
     for (const key in t.rewardParts) this.partSums[key] = (this.partSums[key] ?? 0) + t.rewardParts[key];

@@ -4,6 +4,7 @@ import { UsageError } from '../../src/core/errors.ts';
 import type { Trajectory } from '../../src/core/trajectory.ts';
 import { oraclePolicy, randomPolicy } from '../../src/policy/scripted.ts';
 import { runRollouts, type RolloutEvent } from '../../src/rollout/rollouts.ts';
+import { summarizeRollouts } from '../../src/rollout/summary.ts';
 import { add, ScriptPolicy } from '../agent/counter-env.ts';
 import { counterSpec } from './counter-spec.ts';
 
@@ -47,7 +48,14 @@ describe('runRollouts', () => {
     assert.deepEqual(trajectories.map((t) => t.status), ['completed', 'completed', 'failed', 'completed', 'completed']);
     assert.equal(trajectories[2].statusReason, 'env.step threw: seed 2 is broken');
     assert.deepEqual(summary.episodes, { requested: 5, finished: 5, completed: 4, truncated: 0, failed: 1 });
-    assert.deepEqual(summary.failureReasons, { 'env.step threw': 1 });
+    assert.deepEqual(summary.failureReasons, { 'env.step threw: seed 2 is broken': 1 });
+    // Reasons are counted word for word up to 20 distinct ones; later ones under their head.
+    const many = Array.from({ length: 25 }, (_, i) => ({ ...trajectories[2], statusReason: `policy 'p' failed: cause ${i}` }));
+    const reasons = summarizeRollouts([...many, many[0]], 26, 1).failureReasons;
+    assert.equal(reasons["policy 'p' failed: cause 0"], 2);
+    assert.equal(reasons["policy 'p' failed: cause 19"], 1);
+    assert.equal(reasons["policy 'p' failed"], 5);
+    assert.equal(Object.keys(reasons).length, 21);
     assert.equal(summary.winRate, 1, 'rates are over the episodes that did not fail');
     assert.equal(summary.meanReturn.mean, 1);
     assert.deepEqual(summary.meanRewardParts, { env: 1 });
