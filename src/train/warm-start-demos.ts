@@ -16,7 +16,7 @@
  *   fit are kept; whether a call is kept depends only on what came before it).
  * - The rest of the loss: with languageModel the observations' tokens far outnumber the answers',
  *   and the balance between actions drifts with them (P(stick) 0.41–0.62 by seed, the same in every
- *   state, even with every action demonstrated in every batch). So the warm start ends with a few
+ *   state, even when every batch also showed every action). So the warm start ends with a few
  *   steps on the answers alone, every legal action's answer at each decision side by side
  *   (answerGroups): each batch then shows each action equally often in each state, and its
  *   gradient pulls the choice toward uniform rather than toward whatever a batch happened to sample.
@@ -73,6 +73,12 @@ export interface DemoRequest<O extends Record<string, unknown>> {
   languageModel: boolean;
 }
 
+/** A call's prompt then an answer, the answer alone trained. */
+const oneCall = (promptIds: readonly number[], completionIds: readonly number[]): LayoutSample => {
+  const tokens = [...promptIds, ...completionIds];
+  return { tokens, lossMask: tokens.map((_, i) => (i >= promptIds.length ? 1 : 0)) };
+};
+
 /**
  * An episode's calls as one sequence when each call's prompt + completion is a prefix of the last
  * call's (the default template is prefix-stable), every answer masked in; otherwise one per call.
@@ -80,10 +86,6 @@ export interface DemoRequest<O extends Record<string, unknown>> {
  * first ones of a prefix-stable episode (a later call's sequence holds the earlier ones).
  */
 export function packEpisode(allCalls: readonly DemoCall[], maxTokens = Infinity): LayoutSample[] {
-  const single = (c: DemoCall): LayoutSample => {
-    const tokens = [...c.promptIds, ...c.completionIds];
-    return { tokens, lossMask: tokens.map((_, i) => (i >= c.promptIds.length ? 1 : 0)) };
-  };
   const calls = allCalls.filter((c) => c.promptIds.length + c.completionIds.length <= maxTokens);
   if (calls.length === 0) return [];
   const last = calls[calls.length - 1];
@@ -92,7 +94,7 @@ export function packEpisode(allCalls: readonly DemoCall[], maxTokens = Infinity)
   for (const c of calls) {
     const end = c.promptIds.length + c.completionIds.length;
     const stable = end <= tokens.length && c.promptIds.every((id, i) => tokens[i] === id) && c.completionIds.every((id, j) => tokens[c.promptIds.length + j] === id);
-    if (!stable) return calls.map(single);
+    if (!stable) return calls.map((c) => oneCall(c.promptIds, c.completionIds));
     lossMask.fill(1, c.promptIds.length, end);
   }
   return [{ tokens, lossMask }];
@@ -103,11 +105,6 @@ export function demonstrationSamples(demos: Demonstrations, maxTokens = Infinity
   const samples = demos.episodeCalls.flatMap((calls) => packEpisode(calls, maxTokens));
   return demos.languageModel ? samples.map((p) => ({ tokens: p.tokens, lossMask: p.tokens.map((_, i) => (i === 0 ? 0 : 1)) })) : samples;
 }
-
-const oneCall = (promptIds: readonly number[], completionIds: readonly number[]): LayoutSample => {
-  const tokens = [...promptIds, ...completionIds];
-  return { tokens, lossMask: tokens.map((_, i) => (i >= promptIds.length ? 1 : 0)) };
-};
 
 /**
  * Every legal action's answer at each demonstrated decision, one list per decision (the taken answer
@@ -125,7 +122,11 @@ export function answerGroups(demos: Demonstrations, maxTokens = Infinity): Layou
 
 const messagesKey = (messages: readonly Message[]): string => JSON.stringify(canonical(messages));
 
-/** The random policy, recording the legal actions it chose among, by the messages it was asked with. */
+/**
+ * The random policy, recording the legal actions it chose among, by the messages it was asked with
+ * (the same conversation so far is taken to allow the same actions; an answer whose action is not
+ * among those recorded gets no others, otherAnswers).
+ */
 function recordingRandomPolicy(): { policy: Policy; legalActions: Map<string, Action[]> } {
   const base = randomPolicy();
   const legalActions = new Map<string, Action[]>();
