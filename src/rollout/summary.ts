@@ -44,8 +44,8 @@ const MAX_REASON_LENGTH = 200;
  */
 function countReason(counts: Record<string, number>, reason: string | null): void {
   const full = (reason ?? 'unknown').slice(0, MAX_REASON_LENGTH);
-  const key = full in counts || Object.keys(counts).length < MAX_DISTINCT_REASONS ? full : reasonHead(full);
-  counts[key] = (counts[key] ?? 0) + 1;
+  const key = Object.hasOwn(counts, full) || Object.keys(counts).length < MAX_DISTINCT_REASONS ? full : reasonHead(full);
+  counts[key] = (Object.hasOwn(counts, key) ? counts[key] : 0) + 1;
 }
 
 /** Accumulates the summary one trajectory at a time, so a long run need not keep its trajectories. */

@@ -56,6 +56,8 @@ describe('runRollouts', () => {
     assert.equal(reasons["policy 'p' failed: cause 19"], 1);
     assert.equal(reasons["policy 'p' failed"], 5);
     assert.equal(Object.keys(reasons).length, 21);
+    // A reason that names an Object.prototype member is counted like any other.
+    assert.deepEqual(summarizeRollouts([{ ...trajectories[2], statusReason: 'constructor' }], 1, 1).failureReasons, { constructor: 1 });
     assert.equal(summary.winRate, 1, 'rates are over the episodes that did not fail');
     assert.equal(summary.meanReturn.mean, 1);
     assert.deepEqual(summary.meanRewardParts, { env: 1 });
