@@ -54,7 +54,7 @@ export const warmStartSchema = z.strictObject({
   languageModel: z.boolean().default(true),
   /**
    * Supervised steps that end the warm start on the answers alone, every legal action's answer at
-   * each decision side by side (warm-start-demos.ts answerGroups), from a fresh optimiser at
+   * each decision side by side (warm-start-demos.ts answerGroup), from a fresh optimiser at
    * `answerLr` decaying to 0; a batch is `batchSize` decisions. RL's KL term holds the policy near the
    * warm start, so a warm start that prefers an action skews every state's choice: measured on
    * Blackjack, P(stick) after the language-model phase was 0.41–0.62 depending on the seed, the same

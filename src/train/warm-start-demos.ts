@@ -18,7 +18,7 @@
  *   and the balance between actions drifts with them (P(stick) 0.41–0.62 by seed, the same in every
  *   state, even when every batch also showed every action). So the warm start ends with a few
  *   steps on the answers alone, every legal action's answer at each decision side by side
- *   (answerGroups): each batch then shows each action equally often in each state, and its
+ *   (answerGroup): each batch then shows each action equally often in each state, and its
  *   gradient pulls the choice toward uniform rather than toward whatever a batch happened to sample.
  */
 import { canonical } from '../core/canonical.ts';
@@ -34,8 +34,12 @@ import { assistantCompletionText } from '../model/assistant-completion-text.ts';
 export interface DemoCall {
   promptIds: number[];
   completionIds: number[];
-  /** The answers of the other legal actions at this decision (absent: none demonstrated). */
-  otherCompletionIds?: number[][];
+  /**
+   * The answers of the other legal actions at this decision (absent: none demonstrated). Encoded on
+   * first use: the warm start trains only a few thousand decisions' worth, and encoding every one
+   * up front cost a 10-pull bandit 15 s of its 34 s of demonstrations.
+   */
+  otherCompletionIds?: () => number[][];
 }
 
 /** Decisions with more legal actions than this demonstrate only the sampled one (each costs a sequence). */
@@ -107,17 +111,21 @@ export function demonstrationSamples(demos: Demonstrations, maxTokens = Infinity
 }
 
 /**
- * Every legal action's answer at each demonstrated decision, one list per decision (the taken answer
- * first, then the others; each a one-call sequence whose answer alone is trained): batches of whole
- * lists show every action equally often in each state. Decisions whose sequences do not all fit
- * `maxTokens`, or that demonstrated no other action, are left out.
+ * Every legal action's answer at one demonstrated decision (the taken answer first, then the others;
+ * each a one-call sequence whose answer alone is trained): a batch of whole groups shows every
+ * action equally often in each state. null when the decision demonstrated no other action or a
+ * sequence does not fit `maxTokens`.
  */
-export function answerGroups(demos: Demonstrations, maxTokens = Infinity): LayoutSample[][] {
-  return demos.episodeCalls
-    .flat()
-    .filter((c) => (c.otherCompletionIds?.length ?? 0) > 0)
-    .map((c) => [c.completionIds, ...c.otherCompletionIds!].map((ids) => oneCall(c.promptIds, ids)))
-    .filter((group) => group.every((s) => s.tokens.length <= maxTokens));
+export function answerGroup(call: DemoCall, maxTokens = Infinity): LayoutSample[] | null {
+  const others = call.otherCompletionIds?.() ?? [];
+  const group = [call.completionIds, ...others].map((ids) => oneCall(call.promptIds, ids));
+  return others.length > 0 && group.every((s) => s.tokens.length <= maxTokens) ? group : null;
+}
+
+/** `f`, computed on the first call and kept. */
+function once<T>(f: () => T): () => T {
+  let value: { v: T } | null = null;
+  return () => (value ??= { v: f() }).v;
 }
 
 const messagesKey = (messages: readonly Message[]): string => JSON.stringify(canonical(messages));
@@ -184,9 +192,9 @@ export async function warmStartDemonstrations<O extends Record<string, unknown>>
         const completionOf = (message: Message) => assets.tokenizer.encode(assistantCompletionText(assets, call.messages, call.tools, message));
         const completionIds = completionOf(answer);
         const legal = random.legalActions.get(messagesKey(call.messages));
-        const otherCompletionIds = legal ? otherAnswers(answer, legal).map(completionOf) : [];
-        others += otherCompletionIds.length;
-        episode.push({ promptIds, completionIds, otherCompletionIds });
+        const otherMessages = legal ? otherAnswers(answer, legal) : [];
+        others += otherMessages.length;
+        episode.push({ promptIds, completionIds, ...(otherMessages.length > 0 ? { otherCompletionIds: once(() => otherMessages.map(completionOf)) } : {}) });
         maxCompletion = Math.max(maxCompletion, completionIds.length);
         completionSum += completionIds.length;
         promptSum += promptIds.length;

@@ -21,7 +21,7 @@ import { rlLogprobs, rlTensors, type RlTensors } from './rl-batch-forward.ts';
 import { measuredRowLengths } from './row-length.ts';
 import type { TrainSettings } from './train-config.ts';
 import { demoSeeds, formatCheckSeeds } from './trainer-seeds.ts';
-import { answerGroups, demonstrationSamples, warmStartDemonstrations, type Demonstrations } from './warm-start-demos.ts';
+import { answerGroup, demonstrationSamples, warmStartDemonstrations, type Demonstrations } from './warm-start-demos.ts';
 
 export interface WarmStartCheck {
   step: number;
@@ -103,17 +103,20 @@ function sftLoss(cfg: ModelAssets['cfg']) {
   };
 }
 
-/** Batches of `size` units (each unit's sequences together), reshuffled on every pass (seeded). */
-function* batches(units: readonly LayoutSample[][], size: number, seed: number): Generator<LayoutSample[]> {
+/**
+ * Batches of `size` units (unit i's sequences from `unit(i)`, built when its batch is: possibly
+ * none), over `count` units reshuffled on every pass (seeded).
+ */
+function* batches(count: number, size: number, seed: number, unit: (i: number) => LayoutSample[]): Generator<LayoutSample[]> {
   for (let pass = 0; ; pass++) {
     const rng = new Rng(seed, 0x5f7 + pass);
-    const order = units.map((_, i) => i);
+    const order = Array.from({ length: count }, (_, i) => i);
     for (let i = order.length - 1; i > 0; i--) {
       const j = rng.int(i + 1);
       [order[i], order[j]] = [order[j], order[i]];
     }
     for (let i = 0; i + size <= order.length || (i === 0 && order.length > 0); i += size) {
-      yield order.slice(i, i + size).flatMap((k) => units[k]);
+      yield order.slice(i, i + size).flatMap(unit);
     }
   }
 }
@@ -204,7 +207,7 @@ export async function warmStart<O extends Record<string, unknown>>(request: Warm
     }
   };
   try {
-    const source = batches(samples.map((s) => [s]), Math.min(settings.batchSize, samples.length), request.runSeed);
+    const source = batches(samples.length, Math.min(settings.batchSize, samples.length), request.runSeed, (i) => [samples[i]]);
     while (steps < settings.maxSteps && !reached) {
       await train(source.next().value!, async () => {
         if ((steps % settings.checkEvery === 0 && steps >= settings.minSteps) || steps === settings.maxSteps) {
@@ -216,8 +219,8 @@ export async function warmStart<O extends Record<string, unknown>>(request: Warm
     }
     if (steps === 0) reached = formatLearned(await check(0), settings.targetInvalidRate);
     // The actions' balance, re-set on every legal action's answer side by side (train-config.ts answerSteps).
-    const groups = settings.answerSteps > 0 && steps > 0 ? answerGroups(demos, fitting) : [];
-    if (groups.length > 0) {
+    const decisions = settings.answerSteps > 0 && steps > 0 ? demos.episodeCalls.flat().filter((c) => c.otherCompletionIds) : [];
+    if (decisions.length > 0) {
       // A fresh optimiser: the main phase's moments and learning rate would swing the balance (measured).
       trainer = new ParamTrainer<RlTensors>(trainer.release(), sftLoss(assets.cfg), {
         ...settings.optimizer,
@@ -227,10 +230,17 @@ export async function warmStart<O extends Record<string, unknown>>(request: Warm
         totalSteps: settings.answerSteps,
         minLrRatio: 0,
       });
-      const answers = batches(groups, Math.min(settings.batchSize, groups.length), request.runSeed + 1);
+      const size = Math.min(settings.batchSize, decisions.length);
+      const answers = batches(decisions.length, size, request.runSeed + 1, (i) => answerGroup(decisions[i], fitting) ?? []);
+      const start = steps;
       const end = steps + settings.answerSteps;
-      while (steps < end) await train(answers.next().value!, async () => steps >= end);
-      answerSteps = settings.answerSteps;
+      // A batch none of whose groups fits a row trains nothing; a whole pass of such batches ends the phase.
+      for (let empty = 0; steps < end && empty < Math.ceil(decisions.length / size); ) {
+        const batch = answers.next().value!;
+        empty = batch.length === 0 ? empty + 1 : 0;
+        if (batch.length > 0) await train(batch, async () => steps >= end);
+      }
+      answerSteps = steps - start;
     }
   } catch (error) {
     trainer.dispose();

@@ -9,14 +9,19 @@ import type { Message, ToolSpec } from '../../src/core/messages.ts';
 import { initEngine, tree } from '../../src/model/engine.ts';
 import { toParams } from '../../src/model/params.ts';
 import { createDefaultModel } from '../../src/train/default-model.ts';
-import { LayoutShapes } from '../../src/train/rl-batch.ts';
+import { LayoutShapes, type LayoutSample } from '../../src/train/rl-batch.ts';
 import { parseTrainConfig } from '../../src/train/train-config.ts';
 import { trainerPolicy } from '../../src/train/trainer-policy.ts';
 import { demoSeeds } from '../../src/train/trainer-seeds.ts';
 import { warmStart } from '../../src/train/warm-start.ts';
 import { assistantCompletionText } from '../../src/model/assistant-completion-text.ts';
-import { MAX_DEMONSTRATED_ACTIONS, answerGroups, demonstrationSamples, otherAnswers, packEpisode, warmStartDemonstrations } from '../../src/train/warm-start-demos.ts';
+import { MAX_DEMONSTRATED_ACTIONS, answerGroup, demonstrationSamples, otherAnswers, packEpisode, warmStartDemonstrations, type Demonstrations } from '../../src/train/warm-start-demos.ts';
 import { pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
+
+/** The answer groups of every decision that has one (warm-start-demos.ts answerGroup). */
+function answerGroups(demos: Demonstrations, maxTokens = Infinity): LayoutSample[][] {
+  return demos.episodeCalls.flat().map((c) => answerGroup(c, maxTokens)).filter((g): g is LayoutSample[] => g !== null);
+}
 
 before(async () => {
   await initEngine({ threads: 1 });
@@ -114,7 +119,7 @@ test('an episode longer than a row keeps the calls that fit, cut at a call bound
   const demos = { episodeCalls: [calls], languageModel: true, episodes: 1, calls: 3, otherAnswers: 0, maxCompletionTokens: 2, meanCompletionTokens: 5 / 3, meanPromptTokens: 17 / 3 };
   assert.deepEqual(demonstrationSamples(demos, 7), [{ tokens: [1, 2, 3, 4, 5, 6, 7], lossMask: [0, 1, 1, 1, 1, 1, 1] }]);
   // Answer groups: a decision whose answers all fit; one that does not is left out whole.
-  const withOthers = [{ ...calls[0], otherCompletionIds: [[11, 12, 13]] }, calls[1], { ...calls[2], otherCompletionIds: [[13]] }];
+  const withOthers = [{ ...calls[0], otherCompletionIds: () => [[11, 12, 13]] }, calls[1], { ...calls[2], otherCompletionIds: () => [[13]] }];
   assert.deepEqual(answerGroups({ ...demos, episodeCalls: [withOthers] }, 6), [
     [
       { tokens: [1, 2, 3, 4, 5], lossMask: [0, 0, 0, 1, 1] },
