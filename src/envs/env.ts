@@ -138,4 +138,11 @@ export interface EnvSpec<O extends Record<string, unknown> = Record<string, unkn
     optimalReturn?(options: O): number;
     policyReturn?(options: O, rule: DecisionRule): number;
   };
+  /**
+   * `spindle train`'s settings for this env where its defaults (made for Blackjack's short
+   * episodes) do not suit it: a partial train config (the same fields as `--config`), under the
+   * user's config file and flags, which win field by field. E.g. a 10-turn env needs
+   * `{ update: { rowLength: null } }` (rows measured from its episodes) and fewer episodes a step.
+   */
+  train?: Record<string, unknown>;
 }

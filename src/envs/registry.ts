@@ -5,6 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { UsageError } from '../core/errors.ts';
 import { describeZodError } from '../core/schemas.ts';
+import { parseTrainConfig } from '../train/train-config.ts';
 import { builtinEnvs } from './builtin.ts';
 import type { Env, EnvSpec } from './env.ts';
 
@@ -32,6 +33,7 @@ const envSpecShape = z.object({
       policyReturn: z.custom(isFn, { message: 'must be a function' }).optional(),
     })
     .optional(),
+  train: z.record(z.string(), z.unknown()).optional(),
 });
 
 const envShape = z.object({
@@ -53,6 +55,13 @@ export function checkEnvSpec(spec: unknown, source: string): AnyEnvSpec {
   const parsed = envSpecShape.safeParse(spec);
   if (!parsed.success) throw new UsageError(`${source} does not export a valid EnvSpec: ${describeZodError(parsed.error)}`);
   const checked = spec as AnyEnvSpec;
+  if (checked.train !== undefined) {
+    try {
+      parseTrainConfig(checked.train);
+    } catch (err) {
+      throw new UsageError(`${source}: its train preset is not a valid train config: ${(err as Error).message}`);
+    }
+  }
   const defaults = checked.options.safeParse({});
   if (defaults.success) {
     let env: unknown;

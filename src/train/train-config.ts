@@ -239,6 +239,19 @@ export function applyFlagOverrides(file: unknown, flags: TrainFlagOverrides): Re
   return out;
 }
 
+/**
+ * `config` written over `preset` field by field (nested objects merged, anything else replaced):
+ * an env's train preset under the user's config and flags.
+ */
+export function mergeTrainConfig(preset: Record<string, unknown>, config: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...preset };
+  for (const [key, value] of Object.entries(config)) {
+    const under = out[key];
+    out[key] = isObject(under) && isObject(value) ? mergeTrainConfig(under, value) : value;
+  }
+  return out;
+}
+
 /** Validates a config (defaults filled); a bad field is a UsageError naming `train.<field>`. */
 export function parseTrainConfig(config: unknown): TrainSettings {
   const parsed = trainConfigSchema.safeParse(config ?? {});

@@ -221,7 +221,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
       runId,
       counts: { tooLong: 0 },
     };
-    emit({ type: 'phase', phase: 'rl', message: `RL: ${settings.steps} steps of ${settings.batchSeeds} seeds x ${settings.groupSize} samples` });
+    emit({ type: 'phase', phase: 'rl', message: `RL: ${settings.steps} steps of ${settings.batchSeeds} seeds x ${settings.groupSize} samples; updates of ${shapes.rows} rows x ${shapes.length} tokens` });
     let lastCheckpoint = resume ? '' : join('checkpoints', 'step-000000');
     try {
       for (let step = firstStep; step <= settings.steps; step++) {

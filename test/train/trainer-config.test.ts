@@ -5,7 +5,10 @@ import { test } from 'node:test';
 import { UsageError } from '../../src/core/errors.ts';
 import { hmmSpec } from '../../src/envs/hmm/spec.ts';
 import { rewardsForReportMode } from '../../src/rewards/report-mode.ts';
-import { applyFlagOverrides, klBetaAt, parseTrainConfig, rlLossConfig } from '../../src/train/train-config.ts';
+import { builtinEnvs } from '../../src/envs/builtin.ts';
+import { checkEnvSpec } from '../../src/envs/registry.ts';
+import { applyFlagOverrides, klBetaAt, mergeTrainConfig, parseTrainConfig, rlLossConfig } from '../../src/train/train-config.ts';
+import { counterSpec } from '../rollout/counter-spec.ts';
 
 test('defaults: GRPO with zero-variance groups dropped, clipped loss, KL to the warm start, warm start on', () => {
   const c = parseTrainConfig({});
@@ -116,4 +119,34 @@ test("report.mode picks the forecast part's weight in the RL reward: the env's i
   assert.deepEqual(supervised.fns.map((f) => f.name), ['forecast'], 'still scored and recorded');
   assert.equal(rewards.weights.forecast, 2, 'the env config is not changed');
   assert.equal(rewardsForReportMode(undefined, 'supervised'), undefined);
+});
+
+test("an env's train preset sits under the user's config and flags, field by field", () => {
+  const preset = { groupSize: 8, batchSeeds: 4, update: { rowLength: null }, warmStart: { optimizer: { lr: 2e-3 } } };
+  const file = { batchSeeds: 6, update: { epochs: 2 }, warmStart: { optimizer: { warmupSteps: 3 } } };
+  const merged = mergeTrainConfig(preset, applyFlagOverrides(file, { groupSize: 4 }));
+  assert.deepEqual(merged, { groupSize: 4, batchSeeds: 6, update: { rowLength: null, epochs: 2 }, warmStart: { optimizer: { lr: 2e-3, warmupSteps: 3 } } });
+  const c = parseTrainConfig(merged);
+  assert.deepEqual([c.groupSize, c.batchSeeds, c.update.rowLength, c.update.epochs, c.warmStart.optimizer.lr], [4, 6, null, 2, 2e-3]);
+  // A value that is not an object replaces the preset's object (and is then validated as usual).
+  assert.throws(() => parseTrainConfig(mergeTrainConfig(preset, { update: 3 })), /train\.update/);
+  // The preset is not changed.
+  assert.deepEqual(preset.update, { rowLength: null });
+});
+
+test('built-in presets are valid configs; every env but Blackjack measures its row length', () => {
+  for (const spec of builtinEnvs) {
+    const c = parseTrainConfig(spec.train ?? {});
+    if (spec.name === 'blackjack') assert.equal(spec.train, undefined, 'Blackjack runs on the defaults');
+    else assert.equal(c.update.rowLength, null, spec.name);
+  }
+});
+
+test('a user env whose train preset is not a valid config is refused, naming the field', () => {
+  assert.throws(
+    () => checkEnvSpec({ ...counterSpec, train: { groupSize: 0 } }, './my-env.ts'),
+    (err: unknown) => err instanceof UsageError && /\.\/my-env\.ts: its train preset/.test(err.message) && /train\.groupSize/.test(err.message),
+  );
+  assert.throws(() => checkEnvSpec({ ...counterSpec, train: [1] }, './my-env.ts'), /train/);
+  assert.equal(checkEnvSpec({ ...counterSpec, train: { steps: 5 } }, './my-env.ts').train?.steps, 5);
 });

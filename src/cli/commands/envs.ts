@@ -11,10 +11,11 @@ export function envsCommand(opts: { json?: boolean }): void {
       description: spec.description,
       defaultOptions: defaults.success ? defaults.data : null,
       exact: { optimalReturn: !!spec.exact?.optimalReturn, policyReturn: !!spec.exact?.policyReturn },
+      trainPreset: spec.train ?? {},
     };
   });
   out.line(table(['env', 'kind', 'description'], envs.map((e) => [e.name, e.kind, e.description])));
   out.line();
-  out.line('Options: --env-opt key=value (see each env\'s defaults with --json). A user env: --env ./path/to/my-env.ts');
+  out.line('Options: --env-opt key=value (see each env\'s defaults and its spindle train preset with --json). A user env: --env ./path/to/my-env.ts');
   out.result({ envs });
 }

@@ -20,7 +20,7 @@ import { openStore } from '../../store/open.ts';
 import { defaultDbPath } from '../../store/paths.ts';
 import type { Store } from '../../store/store.ts';
 import { loadTrainCheckpoint, type TrainCheckpoint } from '../../train/checkpoint-io.ts';
-import { applyFlagOverrides, parseTrainConfig, type TrainFlagOverrides, type TrainSettings } from '../../train/train-config.ts';
+import { applyFlagOverrides, mergeTrainConfig, parseTrainConfig, type TrainFlagOverrides, type TrainSettings } from '../../train/train-config.ts';
 import { trainRun, type TrainEvent } from '../../train/trainer.ts';
 import { finalEvaluation, type FinalEval } from '../../train/trainer-final.ts';
 import { finalSummary } from '../../train/trainer-report-summary.ts';
@@ -100,7 +100,7 @@ async function plan(flags: TrainFlags): Promise<Plan> {
   const spec = await loadEnvSpec(flags.env);
   const options = resolveEnvOptions(spec, parseEnvOptionPairs(flags.envOpt ?? []));
   const file = flags.config === undefined ? undefined : readConfigFile(flags.config);
-  const settings = parseTrainConfig(applyFlagOverrides(file, flags));
+  const settings = parseTrainConfig(mergeTrainConfig(spec.train ?? {}, applyFlagOverrides(file, flags)));
   return { spec, options, settings, envSource: flags.env, resume: null };
 }
 

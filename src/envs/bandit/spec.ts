@@ -1,4 +1,5 @@
 /** The `bandit` env's registration: options, factory, prompt and exact values. */
+import { multiTurnTrainPreset } from '../train-presets.ts';
 import type { EnvSpec } from '../env.ts';
 import { bayesOptimalReturn } from './bayes.ts';
 import { BanditEnv } from './env.ts';
@@ -23,4 +24,5 @@ export const banditSpec: EnvSpec<BanditOptions> = {
      */
     optimalReturn: (options) => bayesOptimalReturn(options.k, options.horizon),
   },
+  train: multiTurnTrainPreset,
 };

@@ -1,4 +1,5 @@
 /** The kelly env's registration: options, factory, instructions and exact optimal return. */
+import { multiTurnTrainPreset } from '../train-presets.ts';
 import type { EnvSpec } from '../env.ts';
 import { KellyEnv } from './env.ts';
 import { bestGridFraction, expectedLogGrowth, fractionGrid } from './growth.ts';
@@ -33,4 +34,5 @@ export const kellySpec: EnvSpec<KellyOptions> = {
     ].join('\n'),
   rewards: reportRewards,
   exact: { optimalReturn: kellyOptimalReturn },
+  train: multiTurnTrainPreset,
 };

@@ -1,4 +1,5 @@
 /** The market env's registration: options, factory, instructions and its composite reward. */
+import { multiTurnTrainPreset } from '../train-presets.ts';
 import { formatReward } from '../../rewards/format.ts';
 import { reasoningReward } from '../../rewards/reasoning.ts';
 import type { EnvSpec } from '../env.ts';
@@ -22,4 +23,5 @@ export const marketSpec: EnvSpec<MarketOptions> = {
     fns: [formatReward(), reasoningReward({ minWords: o.reasoningMinWords, maxWords: o.reasoningMaxWords })],
     weights: { pnl: o.pnlWeight, risk: o.riskWeight, format: o.formatWeight, reasoning: o.reasoningWeight },
   }),
+  train: multiTurnTrainPreset,
 };

@@ -1,4 +1,5 @@
 /** The newsvendor env's registration: options, factory, instructions and exact optimal return. */
+import { multiTurnTrainPreset } from '../train-presets.ts';
 import type { EnvSpec } from '../env.ts';
 import type { DemandDistribution } from './demand.ts';
 import { bestExpectedProfit, NewsvendorEnv } from './env.ts';
@@ -50,4 +51,5 @@ export const newsvendorSpec: EnvSpec<NewsvendorOptions> = {
     ].join('\n'),
   rewards: reportRewards,
   exact: { optimalReturn: newsvendorOptimalReturn },
+  train: multiTurnTrainPreset,
 };

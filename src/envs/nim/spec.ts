@@ -1,4 +1,5 @@
 /** The `nim` env's registration: options, factory, prompt and exact values. */
+import { nimTrainPreset } from '../train-presets.ts';
 import type { EnvSpec } from '../env.ts';
 import { NimEnv } from './env.ts';
 import { nimOptionsSchema, type NimOptions } from './options.ts';
@@ -19,4 +20,5 @@ export const nimSpec: EnvSpec<NimOptions> = {
     optimalReturn: nimOptimalReturn,
     policyReturn: nimPolicyReturn,
   },
+  train: nimTrainPreset,
 };
