@@ -76,14 +76,16 @@ export const trainConfigSchema = z.strictObject({
   /**
    * G: samples per seed, compared with each other. An env like Blackjack deals the same cards to
    * every sample of a seed, so a group compares actions on one deal; identical samples train once
-   * (samples.mergeIdentical), so a step costs about its distinct samples, and the seeds are what
+   * (samples.mergeIdentical), so a step costs about its distinct samples, and the deals are what
    * the learning needs: the tabular control (`npm run bench -- tabular-blackjack`) came within 0.02
-   * of the optimum after ~7,400 deals at G 8 × 32 seeds (59k episodes). 8 × 32 plays 4× the deals
-   * of the former 16 × 8 per step in about the same time on Blackjack (measured: ~4 s a step alone).
+   * of the optimum after 35,072 episodes at G 4 × 32 and 58,880 at G 8 × 32 (~8,800 and ~7,400
+   * deals). On the default model, 4 × 64 (twice the deals of 8 × 32 for the same 256 episodes a
+   * step) ended 250 steps at exact returns −0.0665 / … / … (seeds 1–3) where 8 × 32 ended at
+   * −0.0782 / −0.0803 / −0.0742.
    */
-  groupSize: z.number().int().min(1).max(1024).default(8),
+  groupSize: z.number().int().min(1).max(1024).default(4),
   /** Seeds per step; a step plays batchSeeds × groupSize episodes. */
-  batchSeeds: z.number().int().min(1).max(100_000).default(32),
+  batchSeeds: z.number().int().min(1).max(100_000).default(64),
   /** Steps between evaluations on held-out seeds (also after the warm start and at the end). */
   evalEvery: z.number().int().min(1).default(25),
   /** Greedy episodes per periodic evaluation. */

@@ -20,8 +20,8 @@ test('defaults: GRPO with zero-variance groups dropped, clipped loss, KL to the 
   assert.equal(parseTrainConfig({ loss: { clipHigh: 0.3 } }).loss.klBeta, 1);
   assert.equal(parseTrainConfig({ loss: { klBeta: 0 } }).loss.klBeta, 0);
   assert.equal(c.warmStart.languageModel, true);
-  assert.equal(c.groupSize, 8);
-  assert.equal(c.batchSeeds, 32);
+  assert.equal(c.groupSize, 4);
+  assert.equal(c.batchSeeds, 64);
   assert.equal(c.episode.temperature, 1);
   assert.equal(c.samples.mergeIdentical, true);
   // Rows follow the row length: 2,048 positions, 16 rows of Blackjack's 128.
