@@ -23,6 +23,8 @@ export const lossConfigSchema = z.strictObject({
   clipHigh: z.number().min(0, 'must be ≥ 0').default(0.28),
   /** β, the weight of the k3 KL to a frozen reference; 0 disables it (and no reference is needed). */
   klBeta: z.number().min(0, 'must be ≥ 0').default(0),
+  /** Each token's k3 value clamped at this (loss-kl.ts); null: not clamped. */
+  klMax: z.number().positive('must be > 0').nullable().default(null),
   lengthNorm: z.enum(LENGTH_NORMS).default('dapo'),
   /** Dr. GRPO's constant: tokens per sequence to divide by (the sampler's max completion tokens). */
   maxCompletionTokens: z.number().int('must be an integer').positive('must be > 0').optional(),

@@ -17,8 +17,12 @@ export function k3(logRatio: Tensor): Tensor {
 
 /**
  * k3 estimate of KL(π_new ‖ π_ref) per token [B, T]. `mask` zeroes the log-ratio where it is 0
- * (padding), so the estimate is exactly 0 there whatever the padded values are.
+ * (padding), so the estimate is exactly 0 there whatever the padded values are. `max` clamps each
+ * token's value (verl's `low_var_kl` clamps at 10): a token the policy made far less likely than
+ * the reference did, sampled anyway, would otherwise bring a gradient of 1 − π_ref/π_new in the
+ * thousands; past the clamp it brings none.
  */
-export function klToReference(refLogprobs: Tensor, newLogprobs: Tensor, mask: Tensor): Tensor {
-  return k3(refLogprobs.sub(newLogprobs).mul(mask));
+export function klToReference(refLogprobs: Tensor, newLogprobs: Tensor, mask: Tensor, max: number | null = null): Tensor {
+  const kl = k3(refLogprobs.sub(newLogprobs).mul(mask));
+  return max === null ? kl : np.minimum(kl, max);
 }

@@ -96,7 +96,7 @@ export function policyLoss(inputs: PolicyLossInputs, settings: LossSettings): Lo
   metrics.policyLoss = lax.stopGradient(loss.ref);
 
   if (refLogprobs) {
-    const kl = klToReference(refLogprobs, newLogprobs.ref, mask.ref);
+    const kl = klToReference(refLogprobs, newLogprobs.ref, mask.ref, settings.klMax);
     metrics.refKl = mean(lax.stopGradient(kl.ref));
     if (inputs.klBeta || settings.klBeta > 0) {
       const klLoss = weightedSum(kl, weights.ref).mul(inputs.klBeta ?? settings.klBeta);

@@ -80,8 +80,9 @@ export const trainConfigSchema = z.strictObject({
    * the learning needs: the tabular control (`npm run bench -- tabular-blackjack`) came within 0.02
    * of the optimum after 35,072 episodes at G 4 × 32 and 58,880 at G 8 × 32 (~8,800 and ~7,400
    * deals). On the default model, 4 × 64 (twice the deals of 8 × 32 for the same 256 episodes a
-   * step) ended 250 steps at exact returns −0.0665 / … / … (seeds 1–3) where 8 × 32 ended at
-   * −0.0782 / −0.0803 / −0.0742.
+   * step) ended 250 steps at exact returns −0.0665 / −0.0830 / −0.0747 (seeds 1–3; mean of the
+   * evaluations at steps 150–250 −0.0781 / −0.0689 / −0.0767) where 8 × 32 ended at −0.0782 /
+   * −0.0803 / −0.0742 (mean at steps 150–250 −0.1042 / −0.1054 / −0.0728).
    */
   groupSize: z.number().int().min(1).max(1024).default(4),
   /** Seeds per step; a step plays batchSeeds × groupSize episodes. */

@@ -9,6 +9,7 @@ test('loss config: defaults are PPO clip 0.2 / 0.28, no KL, DAPO token mean, IS 
     clipLow: 0.2,
     clipHigh: 0.28,
     klBeta: 0,
+    klMax: null,
     lengthNorm: 'dapo',
     isCap: 2,
   });
@@ -20,6 +21,7 @@ test('loss config: a bad field is a UsageError naming loss.<field>', () => {
     [{ clipLow: -0.1 }, /loss\.clipLow: must be ≥ 0/],
     [{ clipLow: 1 }, /loss\.clipLow: must be < 1 with ppo_clip/],
     [{ klBeta: -1 }, /loss\.klBeta/],
+    [{ klMax: 0 }, /loss\.klMax: must be > 0/],
     [{ lengthNorm: 'sum' }, /loss\.lengthNorm/],
     [{ lengthNorm: 'dr_grpo' }, /loss\.maxCompletionTokens: required when loss\.lengthNorm is "dr_grpo"/],
     [{ lengthNorm: 'dr_grpo', maxCompletionTokens: 0 }, /loss\.maxCompletionTokens: must be > 0/],

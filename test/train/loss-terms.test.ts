@@ -76,6 +76,18 @@ test('k3 KL to the reference: 0 where ref = new, gradient 1 − π_ref/π_new, m
   close(await g.data(), [0, -1, 0.5, 0], 1e-6, 'gradient');
 });
 
+test('k3 KL clamped at klMax: the value stops there and a clamped token brings no gradient', async () => {
+  // ref − new = [0, ln 2, ln 100, −ln 100]: k3 = [0, 0.306853, 100 − ln 100 − 1 = 94.39483, 0.01 + ln 100 − 1 = 3.61517]
+  const ref = [-1, -1 + Math.LN2, -1 + Math.log(100), -1 - Math.log(100)];
+  const fresh = [-1, -1, -1, -1];
+  const mask = [1, 1, 1, 1];
+  close(await klToReference(np.array(ref), np.array(fresh), np.array(mask)).data(), [0, 0.306853, 94.39483, 3.61517], 1e-4, 'unclamped');
+  close(await klToReference(np.array(ref), np.array(fresh), np.array(mask), 10).data(), [0, 0.306853, 10, 3.61517], 1e-4, 'clamped');
+  const g = grad((lp: Tensor) => klToReference(np.array(ref), lp, np.array(mask), 10).sum())(np.array(fresh));
+  // 1 − π_ref/π_new = [0, −1, (clamped: 0, not −99), 1 − 0.01]
+  close(await g.data(), [0, -1, 0, 0.99], 1e-5, 'gradient');
+});
+
 test('truncated importance weight: min(π_old/π_sampler, cap) and the capped share', async () => {
   // old − sampling = [0, ln 3, −ln 2, ln 1.5] → π_old/π_sampler = [1, 3, 0.5, 1.5]; cap 2
   const w = truncatedImportanceWeight(np.array([0, Math.log(3), -Math.LN2, Math.log(1.5)]), 2);
