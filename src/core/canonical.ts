@@ -10,3 +10,8 @@ export function canonical(value: unknown): unknown {
   }
   return value;
 }
+
+/** `value` as JSON with sorted keys: equal data gives equal text (a map key, an equality test). */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(canonical(value));
+}

@@ -21,7 +21,7 @@
  *   (answerGroup): each batch then shows each action equally often in each state, and its
  *   gradient pulls the choice toward uniform rather than toward whatever a batch happened to sample.
  */
-import { canonical } from '../core/canonical.ts';
+import { canonicalJson } from '../core/canonical.ts';
 import type { Message, ToolSpec } from '../core/messages.ts';
 import type { Action, EnvSpec } from '../envs/env.ts';
 import type { Policy } from '../policy/policy.ts';
@@ -77,6 +77,9 @@ export interface DemoRequest<O extends Record<string, unknown>> {
   languageModel: boolean;
 }
 
+/** Whether a call's sequence (prompt + completion) has at most `maxTokens` tokens. */
+export const callFits = (call: DemoCall, maxTokens: number): boolean => call.promptIds.length + call.completionIds.length <= maxTokens;
+
 /** A call's prompt then an answer, the answer alone trained. */
 const oneCall = (promptIds: readonly number[], completionIds: readonly number[]): LayoutSample => {
   const tokens = [...promptIds, ...completionIds];
@@ -90,7 +93,7 @@ const oneCall = (promptIds: readonly number[], completionIds: readonly number[])
  * first ones of a prefix-stable episode (a later call's sequence holds the earlier ones).
  */
 export function packEpisode(allCalls: readonly DemoCall[], maxTokens = Infinity): LayoutSample[] {
-  const calls = allCalls.filter((c) => c.promptIds.length + c.completionIds.length <= maxTokens);
+  const calls = allCalls.filter((c) => callFits(c, maxTokens));
   if (calls.length === 0) return [];
   const last = calls[calls.length - 1];
   const tokens = [...last.promptIds, ...last.completionIds];
@@ -128,7 +131,7 @@ function once<T>(f: () => T): () => T {
   return () => (value ??= { v: f() }).v;
 }
 
-const messagesKey = (messages: readonly Message[]): string => JSON.stringify(canonical(messages));
+const messagesKey = (messages: readonly Message[]): string => canonicalJson(messages);
 
 /**
  * The random policy, recording the legal actions it chose among, by the messages it was asked with
@@ -148,7 +151,7 @@ function recordingRandomPolicy(): { policy: Policy; legalActions: Map<string, Ac
   return { policy, legalActions };
 }
 
-const sameValue = (a: unknown, b: unknown): boolean => JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
+const sameValue = (a: unknown, b: unknown): boolean => canonicalJson(a) === canonicalJson(b);
 
 /**
  * The answer as it would read had the policy taken each other legal action: the same message with

@@ -21,7 +21,7 @@ import { rlLogprobs, rlTensors, type RlTensors } from './rl-batch-forward.ts';
 import { measuredRowLengths } from './row-length.ts';
 import type { TrainSettings } from './train-config.ts';
 import { demoSeeds, formatCheckSeeds } from './trainer-seeds.ts';
-import { answerGroup, demonstrationSamples, warmStartDemonstrations, type Demonstrations } from './warm-start-demos.ts';
+import { answerGroup, callFits, demonstrationSamples, warmStartDemonstrations, type Demonstrations } from './warm-start-demos.ts';
 
 export interface WarmStartCheck {
   step: number;
@@ -141,7 +141,7 @@ export async function warmStart<O extends Record<string, unknown>>(request: Warm
   // them out biases the demonstrated actions).
   const fitting = request.shapes.fittingTokens(whole);
   const samples = demonstrationSamples(demos, fitting);
-  const cutEpisodes = demos.episodeCalls.filter((calls) => calls.some((c) => c.promptIds.length + c.completionIds.length > fitting)).length;
+  const cutEpisodes = demos.episodeCalls.filter((calls) => !calls.every((c) => callFits(c, fitting))).length;
   // A row that holds no demonstration would leave every batch empty (and the loop below spinning).
   if (samples.length === 0) {
     const shortest = Math.min(...whole.map((s) => s.tokens.length - 1));

@@ -1,6 +1,6 @@
 /** The `bandit` env's registration: options, factory, prompt and exact values. */
-import { multiTurnTrainPreset } from '../train-presets.ts';
 import type { EnvSpec } from '../env.ts';
+import { multiTurnTrainPreset } from '../train-presets.ts';
 import { bayesOptimalReturn } from './bayes.ts';
 import { BanditEnv } from './env.ts';
 import { banditOptionsSchema, type BanditOptions } from './options.ts';

@@ -1,6 +1,6 @@
 /** The hmm env's registration: options, factory and instructions. */
-import { multiTurnTrainPreset } from '../train-presets.ts';
 import type { EnvSpec } from '../env.ts';
+import { multiTurnTrainPreset } from '../train-presets.ts';
 import { HmmEnv } from './env.ts';
 import { hmmOptionsSchema, type HmmOptions } from './options.ts';
 import { reportRewards } from '../report-options.ts';

@@ -1,6 +1,6 @@
 /** The kelly env's registration: options, factory, instructions and exact optimal return. */
-import { multiTurnTrainPreset } from '../train-presets.ts';
 import type { EnvSpec } from '../env.ts';
+import { multiTurnTrainPreset } from '../train-presets.ts';
 import { KellyEnv } from './env.ts';
 import { bestGridFraction, expectedLogGrowth, fractionGrid } from './growth.ts';
 import { kellyOptionsSchema, stepValues, type KellyOptions } from './options.ts';

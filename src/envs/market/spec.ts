@@ -1,8 +1,8 @@
 /** The market env's registration: options, factory, instructions and its composite reward. */
-import { multiTurnTrainPreset } from '../train-presets.ts';
 import { formatReward } from '../../rewards/format.ts';
 import { reasoningReward } from '../../rewards/reasoning.ts';
 import type { EnvSpec } from '../env.ts';
+import { multiTurnTrainPreset } from '../train-presets.ts';
 import { MarketEnv } from './env.ts';
 import { marketOptionsSchema, type MarketOptions } from './options.ts';
 

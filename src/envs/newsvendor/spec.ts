@@ -1,6 +1,6 @@
 /** The newsvendor env's registration: options, factory, instructions and exact optimal return. */
-import { multiTurnTrainPreset } from '../train-presets.ts';
 import type { EnvSpec } from '../env.ts';
+import { multiTurnTrainPreset } from '../train-presets.ts';
 import type { DemandDistribution } from './demand.ts';
 import { bestExpectedProfit, NewsvendorEnv } from './env.ts';
 import { newsvendorOptionsSchema, wholeNumbers, type NewsvendorOptions } from './options.ts';

@@ -1,6 +1,6 @@
 /** The `nim` env's registration: options, factory, prompt and exact values. */
-import { nimTrainPreset } from '../train-presets.ts';
 import type { EnvSpec } from '../env.ts';
+import { nimTrainPreset } from '../train-presets.ts';
 import { NimEnv } from './env.ts';
 import { nimOptionsSchema, type NimOptions } from './options.ts';
 import { nimOptimalReturn, nimPolicyReturn } from './solver.ts';
