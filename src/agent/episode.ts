@@ -215,6 +215,7 @@ class Episode {
 
       // The answer is not a legal action (rule 8: counted; its raw text is in the turn's calls).
       this.counts.invalidActions++;
+      turn.calls[turn.calls.length - 1].invalid = true;
       const retry = rule.mode === 'retry' && invalidAnswers < rule.maxRetries;
       const feedback = invalidAnswerText(error.message, retry);
       if (unanswered.length === 0) this.messages.push(observationMessage(feedback));

@@ -11,6 +11,8 @@ export interface LlmCall {
   tools: ToolSpec[];
   completion: Completion;
   latencyMs: number;
+  /** Set when the env refused this call's answer (not a legal action), retried or not. */
+  invalid?: boolean;
 }
 
 export type ParseErrorKind = 'no_tool_call' | 'malformed_json' | 'unknown_tool' | 'bad_arguments' | 'empty';

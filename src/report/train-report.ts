@@ -33,6 +33,8 @@ export interface TrainReportInput {
   finalEval: EvalReport | null;
   /** The trained policy's name in finalEval. */
   trainedPolicy: string;
+  /** The steps whose weights the trained policy averages; null: the last step's weights. */
+  weightAverage: { firstStep: number; lastStep: number; count: number } | null;
   /** Seconds of the final evaluation (not in the metrics). */
   finalEvalSeconds: number;
 }
@@ -130,6 +132,13 @@ export function trainReportMarkdown(input: TrainReportInput): string {
     const e = input.finalEval;
     lines.push('## Final evaluation', '');
     lines.push(`${e.episodes} held-out seeds from ${e.firstSeed}, greedy decoding, every policy on the same seeds. Optimal return: ${fmt(e.optimalReturn)}.`, '');
+    const w = input.weightAverage;
+    lines.push(
+      w
+        ? `The trained policy is the mean of the weights after each of steps ${w.firstStep}–${w.lastStep} (${w.count} snapshots; the learning curve's evaluations are of each step's own weights).`
+        : "The trained policy is the last step's weights.",
+      '',
+    );
     const metricNames = [...new Set(e.policies.flatMap((p) => Object.keys(p.metrics)))].sort();
     const scored = e.policies.some((p) => p.normalisedScore !== null);
     const header = ['policy', 'mean return', '95% CI', 'exact return', 'win', 'draw', 'loss', 'invalid', ...metricNames, ...(scored ? ['normalised'] : [])];

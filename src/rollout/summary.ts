@@ -118,3 +118,17 @@ export function summarizeRollouts(trajectories: readonly Trajectory[], requested
   for (const t of trajectories) tally.add(t);
   return tally.summary(requested, elapsedMs);
 }
+
+/**
+ * Throws when episodes were played and every one failed (a broken policy or env, e.g. the engine out
+ * of memory): a training run must stop there with the reasons, not go on learning from nothing.
+ */
+export function assertSomeFinished(summary: RolloutSummary, what: string): void {
+  const { finished, failed } = summary.episodes;
+  if (finished === 0 || failed < finished) return;
+  const reasons = Object.entries(summary.failureReasons)
+    .sort((a, b) => b[1] - a[1])
+    .map(([reason, n]) => `${n} × ${reason}`)
+    .join('; ');
+  throw new Error(`${what}: every one of the ${finished} episodes failed (${reasons})`);
+}

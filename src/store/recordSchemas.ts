@@ -75,6 +75,7 @@ const llmCallSchema = z.looseObject({
   tools: z.array(toolSpecSchema),
   completion: completionSchema,
   latencyMs: finite,
+  invalid: z.boolean().optional(),
 });
 
 const turnSchema = z.looseObject({

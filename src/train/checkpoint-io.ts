@@ -3,7 +3,9 @@
  * model.safetensors, tokenizer files with the chat template) that `model:DIR` and `run:RUN@STEP`
  * load. A training checkpoint is a model folder under `<runDir>/checkpoints/step-NNNNNN/` plus
  * `optimizer.safetensors` (AdamW's moments as `m.<name>` / `v.<name>`, float32) and
- * `trainer-state.json` (step, policy version, RNG state, config, metrics so far). Each is written to
+ * `trainer-state.json` (step, policy version, RNG state, config, metrics so far), and, while the run
+ * averages its weights (weight-average.ts), `rl-weights.safetensors`: the weights RL continues from,
+ * the model's being the average the run would hand over. Each is written to
  * a temporary folder and renamed into place, so a crash never leaves half a checkpoint.
  */
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,6 +20,7 @@ import { modelAssets, type ModelAssets } from './default-model.ts';
 
 export const OPTIMIZER_FILE = 'optimizer.safetensors';
 export const TRAINER_STATE_FILE = 'trainer-state.json';
+export const RL_WEIGHTS_FILE = 'rl-weights.safetensors';
 
 function tensorMap(params: HostParams): TensorMap {
   const out: TensorMap = {};
@@ -57,7 +60,10 @@ export function checkpointPath(step: number): string {
 
 export interface TrainCheckpoint<S> {
   assets: ModelAssets;
+  /** The model's weights: the policy the run hands over at this step. */
   params: HostParams;
+  /** The weights RL continues from, when they differ from `params` (a weight average); else null. */
+  rlParams?: HostParams | null;
   /** Null for a checkpoint taken before any optimiser existed (the random init). */
   optimizer: AdamWState | null;
   state: S;
@@ -77,6 +83,7 @@ export function saveTrainCheckpoint<S>(runDir: string, step: number, checkpoint:
   const dir = join(runDir, checkpointPath(step));
   writeAtomically(dir, (tmp) => {
     saveModelFolder(tmp, checkpoint.assets, checkpoint.params);
+    if (checkpoint.rlParams) writeSafetensors(join(tmp, RL_WEIGHTS_FILE), tensorMap(checkpoint.rlParams), { metadata: { format: 'pt' } });
     if (checkpoint.optimizer) {
       const { m, v, step: optimizerStep, config } = checkpoint.optimizer;
       const moments: TensorMap = {};
@@ -103,6 +110,7 @@ export function loadTrainCheckpoint<S>(dir: string, parseState: (json: unknown, 
   }
   const state = parseState(json, statePath);
   const { assets, params } = loadModelFolder(dir);
+  const rlParams = existsSync(join(dir, RL_WEIGHTS_FILE)) ? readWeightsLike(join(dir, RL_WEIGHTS_FILE), params) : null;
   const optimizerPath = join(dir, OPTIMIZER_FILE);
   let optimizer: AdamWState | null = null;
   if (existsSync(optimizerPath)) {
@@ -126,5 +134,18 @@ export function loadTrainCheckpoint<S>(dir: string, parseState: (json: unknown, 
     }
     optimizer = { step, config, m, v };
   }
-  return { assets, params, optimizer, state };
+  return { assets, params, rlParams, optimizer, state };
+}
+
+/** Reads a weights file that must hold every tensor of `like`, in the same shapes. */
+function readWeightsLike(path: string, like: HostParams): HostParams {
+  const { tensors } = readSafetensors(path);
+  const out: HostParams = {};
+  for (const [name, ref] of Object.entries(like)) {
+    const t = tensors[name];
+    if (!t) throw new UsageError(`${path}: tensor "${name}" is missing`);
+    if (t.shape.join(',') !== ref.shape.join(',')) throw new UsageError(`${path}: tensor "${name}" has shape [${t.shape}], the model's is [${ref.shape}]`);
+    out[name] = { shape: [...t.shape], data: t.data };
+  }
+  return out;
 }

@@ -15,6 +15,15 @@ export const samplesConfigSchema = z.strictObject({
   truncated: z.enum(['mask', 'penalize', 'keep']).default('mask'),
   /** The advantage of a truncated call under 'penalize' (it replaces the turn's advantage). */
   truncationPenalty: z.number().max(0, 'a penalty pushes down: must be ≤ 0').default(-1),
+  /**
+   * Answers the env refused (not a legal action): 'share' trains them with their turn's advantage
+   * like every call of the episode (the env's invalid-action penalty, when the answer ended the
+   * episode, is in the reward); 'penalize' trains each with `invalidPenalty` as its advantage, so an
+   * invalid answer that was retried and followed by a win is still pushed down.
+   */
+  invalidAnswers: z.enum(['share', 'penalize']).default('share'),
+  /** The advantage of a refused answer under invalidAnswers 'penalize'. */
+  invalidPenalty: z.number().max(0, 'a penalty pushes down: must be ≤ 0').default(-1),
   /** Train on ids a backend re-tokenised (tokenIdsExact false), flagged; off by default (rule 1). */
   allowApproximateIds: z.boolean().default(false),
   /** End-of-turn ids (e.g. <|im_end|>, eos): a finished completion not ending in one is counted. Empty: not checked. */

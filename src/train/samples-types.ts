@@ -96,6 +96,8 @@ export interface SampleStats {
   truncated: Record<Truncation, number>;
   /** Calls trained with the truncation penalty as their advantage. */
   penalized: number;
+  /** Refused answers trained with the invalid-answer penalty as their advantage (invalidAnswers 'penalize'). */
+  invalidPenalized: number;
   /** Share of trained calls that sit in a sequence with at least one other call (0 when none trained). */
   packedShare: number;
   /** Times a call could not extend its conversation's sequence because the ids were not a prefix. */

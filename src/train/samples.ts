@@ -5,7 +5,8 @@
  * final action, each informational round, and each invalid answer that was retried. They are all
  * decisions the policy made in that episode, so the episode's credit goes to each of them (an
  * invalid retry is pushed down only insofar as the episode did worse: the env's invalid-action
- * penalty is in its reward). Calls whose ids cannot be trained on are counted by reason
+ * penalty is in its reward; with `invalidAnswers: 'penalize'` every refused answer gets a fixed
+ * negative advantage instead). Calls whose ids cannot be trained on are counted by reason
  * (samples-calls.ts); the rest are packed per conversation where the ids are prefix-stable
  * (samples-pack.ts).
  */
@@ -30,6 +31,7 @@ function emptyStats(): SampleStats {
     approximateIds: 0,
     truncated: { length: 0, episode: 0 },
     penalized: 0,
+    invalidPenalized: 0,
     packedShare: 0,
     packFallbacks: 0,
     packLimitSplits: 0,
@@ -61,7 +63,7 @@ export function buildSamples(
 
     const trainable: TrainableCall[] = [];
     trajectory.turns.forEach((turn, k) => {
-      turn.calls.forEach(({ completion }, j) => {
+      turn.calls.forEach(({ completion, invalid }, j) => {
         stats.calls++;
         const verdict = callVerdict(completion, trajectory.status === 'truncated', c);
         if (verdict.truncation) stats.truncated[verdict.truncation]++;
@@ -71,6 +73,8 @@ export function buildSamples(
         }
         if (!verdict.exactIds) stats.approximateIds++;
         if (verdict.penalized) stats.penalized++;
+        const invalidPenalized = !verdict.penalized && invalid === true && c.invalidAnswers === 'penalize';
+        if (invalidPenalized) stats.invalidPenalized++;
         if (!endsTurn(completion, c.endOfTurnTokenIds)) stats.missingEndOfTurn++;
         trainable.push({
           turn: k,
@@ -78,7 +82,7 @@ export function buildSamples(
           promptIds: verdict.promptIds,
           completionIds: verdict.completionIds,
           logprobs: verdict.logprobs,
-          advantage: verdict.penalized ? c.truncationPenalty : entry.turnAdvantages[k],
+          advantage: verdict.penalized ? c.truncationPenalty : invalidPenalized ? c.invalidPenalty : entry.turnAdvantages[k],
           policyVersion: completion.policyVersion,
           finishReason: completion.finishReason,
           truncation: verdict.truncation,

@@ -8,6 +8,7 @@ import type { BlackjackOptions } from '../envs/blackjack/options.ts';
 import { blackjackSpec } from '../envs/blackjack/spec.ts';
 import type { Policy } from '../policy/policy.ts';
 import { runRollouts } from '../rollout/rollouts.ts';
+import { assertSomeFinished } from '../rollout/summary.ts';
 import { blackjackGreedyTable } from './greedy-table.ts';
 import { evalSeeds } from './trainer-seeds.ts';
 
@@ -57,6 +58,7 @@ export async function periodicEval<O extends Record<string, unknown>>(request: P
     episode: { maxTurns: request.maxTurns, maxTokens: request.maxTokens, temperature: 0 },
     keepTrajectories: false,
   });
+  assertSomeFinished(summary, 'evaluation on held-out seeds');
   const exact = await exactGreedyValue(request.spec, request.options, request.policy, request.maxTokens);
   return {
     meanReturn: summary.meanReturn.mean,

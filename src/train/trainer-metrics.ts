@@ -66,6 +66,7 @@ export function updateMetrics(
     'samples/count': samples.samples,
     'samples/trained_calls': samples.trainedCalls,
     'samples/excluded_calls': samples.calls - samples.trainedCalls,
+    'samples/invalid_penalized': samples.invalidPenalized,
     'samples/packed_share': samples.packedShare,
     'tokens/trained': samples.trainedTokens,
     'tokens/samples': samples.tokens,

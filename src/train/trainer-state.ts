@@ -43,6 +43,15 @@ export const trainerStateSchema = z.object({
   /** Wall time spent so far (every earlier session of the run). */
   wallSeconds: z.number().min(0),
   warmStart: warmStartSummarySchema.nullable(),
+  /**
+   * The weight average under way (weight-average.ts): its first step and the snapshots in it; the
+   * checkpoint's model weights are then the average and `rl-weights.safetensors` RL's own. Null
+   * (or absent, in older checkpoints): none yet.
+   */
+  weightAverage: z
+    .object({ firstStep: z.number().int().min(1), count: z.number().int().min(1) })
+    .nullable()
+    .default(null),
   /** Per-step metrics so far, by step. */
   metrics: z.record(z.string(), z.record(z.string(), z.number().nullable())),
 });

@@ -20,6 +20,7 @@ import type { Params } from '../model/params.ts';
 import type { EmbeddedPolicy } from '../policy/embedded.ts';
 import type { RewardConfig } from '../rewards/reward.ts';
 import { runRollouts } from '../rollout/rollouts.ts';
+import { assertSomeFinished } from '../rollout/summary.ts';
 import type { ModelAssets } from './default-model.ts';
 import type { LayoutSample, LayoutShapes, RlLayout } from './rl-batch.ts';
 import { rlTensors } from './rl-batch-forward.ts';
@@ -90,6 +91,7 @@ export async function rlStep<O extends Record<string, unknown>>(ctx: RlStepConte
     runId: ctx.runId,
   });
   const t1 = performance.now();
+  assertSomeFinished(rollout.summary, `RL step ${step}`);
 
   // Failed episodes (an env error) carry no reward to learn from; they are counted, not trained on.
   const usable = rollout.trajectories.filter((t) => t.status !== 'failed');

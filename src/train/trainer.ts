@@ -28,6 +28,7 @@ import { finiteMetrics } from './trainer-metrics.ts';
 import { TRAINER_STATE_FORMAT, type TrainerState, type WarmStartSummary } from './trainer-state.ts';
 import { rlStep, type RlStepContext } from './trainer-step.ts';
 import { warmStart, type WarmStartCheck } from './warm-start.ts';
+import { averageFirstStep, WeightAverage } from './weight-average.ts';
 
 /** The row length runs had before it was measured (checkpoints that did not record one). */
 const LEGACY_ROW_LENGTH = 128;
@@ -62,7 +63,9 @@ export interface TrainOutcome {
   maxTokens: number;
   warmStart: WarmStartSummary | null;
   lastEval: PeriodicEval | null;
-  /** The trained policy (its weights are the last step's); the caller closes it. */
+  /** The steps whose weights the trained policy averages (weight-average.ts); null: the last step's weights. */
+  weightAverage: { firstStep: number; lastStep: number; count: number } | null;
+  /** The trained policy (the weight average, else the last step's weights); the caller closes it. */
   policy: EmbeddedPolicy;
   assets: ModelAssets;
   /** Folder of the last checkpoint, relative to the run folder. */
@@ -100,9 +103,12 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
   let firstStep: number;
   let episodes: number;
   let lastEval: PeriodicEval | null = null;
+  let average: WeightAverage | null = null;
   if (resume) {
     assets = resume.assets;
-    params = toParams(resume.params);
+    params = toParams(resume.rlParams ?? resume.params);
+    const restored = resume.state.weightAverage;
+    if (restored) average = new WeightAverage(restored.firstStep, { params: resume.params, count: restored.count });
     warm = resume.state.warmStart;
     maxTokens = resume.state.maxTokens;
     firstStep = resume.state.step + 1;
@@ -139,6 +145,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
       episodes,
       wallSeconds: wall(),
       warmStart: warm,
+      weightAverage: average && average.count > 0 ? { firstStep: average.firstStep, count: average.count } : null,
       metrics: history,
     };
   }
@@ -223,11 +230,16 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
     };
     emit({ type: 'phase', phase: 'rl', message: `RL: ${settings.steps} steps of ${settings.batchSeeds} seeds x ${settings.groupSize} samples; updates of ${shapes.rows} rows x ${shapes.length} tokens` });
     let lastCheckpoint = resume ? '' : join('checkpoints', 'step-000000');
+    const averageFrom = averageFirstStep(settings.weightAverage.from, settings.steps);
+    if (!average && averageFrom !== null) average = new WeightAverage(Math.max(averageFrom, firstStep));
     try {
       for (let step = firstStep; step <= settings.steps; step++) {
         const t0 = performance.now();
         const result = await rlStep(ctx, step);
         episodes += result.episodes;
+        const averaging = average !== null && step >= average.firstStep;
+        const snapshot = averaging || step % settings.checkpointEvery === 0 || step === settings.steps ? await toHostParams(trainer.params) : null;
+        if (averaging) average!.add(snapshot!);
         const metrics: Record<string, number> = { ...result.metrics, 'episodes/total': episodes };
         if (step % settings.evalEvery === 0 || step === settings.steps) {
           lastEval = await periodicEval({ spec, options, policy, episodes: settings.evalEpisodes, maxTurns, maxTokens, concurrency: settings.rollout.concurrency });
@@ -239,9 +251,15 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
           const t1 = performance.now();
           metrics['time/step_s'] = (t1 - t0) / 1000;
           await record(step, metrics);
-          const hostParams = await toHostParams(trainer.params);
+          const averaged = average?.params ?? null;
           const state = initialState(step);
-          lastCheckpoint = saveTrainCheckpoint(runDir, step, { assets, params: hostParams, optimizer: await trainer.optimizer.state(), state });
+          lastCheckpoint = saveTrainCheckpoint(runDir, step, {
+            assets,
+            params: averaged ?? snapshot!,
+            rlParams: averaged ? snapshot : null,
+            optimizer: await trainer.optimizer.state(),
+            state,
+          });
           await store.saveCheckpoint({ runId, step, path: lastCheckpoint, policyVersion: step, createdAt: nowIso(), metrics: finiteMetrics(metrics) });
           emit({ type: 'checkpoint', step, path: lastCheckpoint });
           await store.appendMetrics([{ runId, step, name: 'time/checkpoint_s', value: (performance.now() - t1) / 1000 }]);
@@ -255,6 +273,11 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
       trainer.dispose();
       if (reference) tree.dispose(reference.params);
     }
+    if (average?.params) {
+      const averaged = toParams(average.params);
+      policy.updateWeights(averaged, settings.steps);
+      tree.dispose(averaged);
+    }
     return {
       runId,
       runDir,
@@ -265,6 +288,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
       maxTokens,
       warmStart: warm,
       lastEval,
+      weightAverage: average?.params ? { firstStep: average.firstStep, lastStep: settings.steps, count: average.count } : null,
       policy,
       assets,
       lastCheckpoint,

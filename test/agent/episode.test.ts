@@ -130,6 +130,8 @@ describe('runEpisode: invalid actions (rule 8)', () => {
     assert.match(errors[1].content, /arguments\.n must be <= 3.*Try again\.$/);
     // The third call saw both failed attempts and their errors.
     assert.equal(t.turns[0].calls[2].messages.length, 6);
+    // Each refused answer is marked on its call; the legal one and the next turn's are not.
+    assert.deepEqual(t.turns.flatMap((turn) => turn.calls.map((c) => c.invalid === true)), [true, true, false, false]);
   });
 
   it('retry mode: an illegal action is answered on its call and retried', async () => {
@@ -147,6 +149,7 @@ describe('runEpisode: invalid actions (rule 8)', () => {
     assert.equal(t.metrics.invalidActions, 3);
     assert.equal(t.metrics.retries, 2);
     assert.equal(t.turns[0].invalid, true);
+    assert.deepEqual(t.turns[0].calls.map((c) => c.invalid), [true, true, true]);
     assert.deepEqual(t.rewardParts, { invalid_action: -2 });
     assert.match(t.messages.at(-1)!.content, /The episode is over/);
   });

@@ -52,6 +52,7 @@ test('metric series, smoothing and the report markdown', () => {
     warmStart: { steps: 50, answerSteps: 0, reached: true, invalidRate: 0.01, seconds: 4 },
     finalEval: null,
     trainedPolicy: 'run:r',
+    weightAverage: null,
     finalEvalSeconds: 2,
   });
   assert.match(md, /\| rollouts \| 8\.0 \| 40\.0% \|/);

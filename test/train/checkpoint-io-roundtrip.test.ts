@@ -40,6 +40,7 @@ function state(step: number): TrainerState {
     episodes: 12,
     wallSeconds: 3.5,
     warmStart: null,
+    weightAverage: null,
     metrics: { '1': { 'reward/mean': 0.25 } },
   };
 }
@@ -79,6 +80,20 @@ test('a training checkpoint round-trips exactly and its folder loads as model:DI
   assert.equal(back.assets.cfg.vocabSize, assets.cfg.vocabSize);
   const policy = await loadEmbeddedPolicy(join(runDir, path), { threads: 1 });
   await policy.close();
+  assert.equal(back.rlParams, null, 'no rl-weights file without a weight average');
+  // While the run averages its weights, the model is the average and RL's own weights sit beside it.
+  const rlParams = Object.fromEntries(Object.entries(params).map(([k, t]) => [k, { shape: t.shape, data: t.data.map((x) => x + 1) }]));
+  const averaging = { ...state(7), weightAverage: { firstStep: 5, count: 3 } };
+  saveTrainCheckpoint(runDir, 8, { assets, params, rlParams, optimizer, state: averaging });
+  const withAverage = loadTrainCheckpoint(join(runDir, checkpointPath(8)), parseTrainerState);
+  assert.deepEqual(withAverage.state.weightAverage, { firstStep: 5, count: 3 });
+  for (const name of Object.keys(params)) {
+    assert.deepEqual(withAverage.params[name].data, params[name].data, name);
+    assert.deepEqual(withAverage.rlParams?.[name].data, rlParams[name].data, `rl ${name}`);
+  }
+  const wrongShape = { ...rlParams, 'model.norm.weight': { shape: [1], data: new Float32Array(1) } };
+  saveTrainCheckpoint(runDir, 9, { assets, params, rlParams: wrongShape, optimizer, state: averaging });
+  assert.throws(() => loadTrainCheckpoint(join(runDir, checkpointPath(9)), parseTrainerState), /rl-weights\.safetensors: tensor "model\.norm\.weight" has shape \[1\]/);
   // A checkpoint with no optimizer (the random init) reads back with null moments.
   const init = saveTrainCheckpoint(runDir, 0, { assets, params, optimizer: null, state: state(0) });
   assert.equal(loadTrainCheckpoint(join(runDir, init), parseTrainerState).optimizer, null);

@@ -56,8 +56,10 @@ test('bandit: regret and normalised scores of the trained policy and the warm st
     warmStart: null,
     finalEval: report,
     trainedPolicy: 'run:r',
+    weightAverage: null,
     finalEvalSeconds: 1,
   });
+  assert.match(md, /The trained policy is the last step's weights\./);
   assert.match(md, /\| policy \| mean return \| 95% CI \| exact return \| win \| draw \| loss \| invalid \| regret \| normalised \|\n\|---\|---:\|---\|(---:\|){7}\n/);
   const row = md.split('\n').find((line) => line.startsWith('| **run:r (trained)** |'))!;
   assert.ok(row.endsWith(`| ${trained.metrics.regret.toFixed(4)} | ${score(trained).toFixed(4)} (sampled) |`), row);
@@ -81,7 +83,7 @@ test('without random and the oracle the scores are null and the report says so',
   });
   const summary = finalSummary({ report, trained: report.policies[0], warmStart: null, baselines: {} }, null);
   assert.deepEqual([summary.normalisedScore, summary.normalisedScoreBasis, summary.warmStartNormalisedScore, summary.warmStartNormalisedScoreBasis, summary.warmStart], [null, null, null, null, null]);
-  const md = trainReportMarkdown({ runId: 'r', env: 'bandit', envOptions: {}, config: {}, steps: 1, episodes: 1, wallSeconds: 1, metrics: [], warmStart: null, finalEval: report, trainedPolicy: 'run:r', finalEvalSeconds: 0 });
+  const md = trainReportMarkdown({ runId: 'r', env: 'bandit', envOptions: {}, config: {}, steps: 1, episodes: 1, wallSeconds: 1, metrics: [], warmStart: null, finalEval: report, trainedPolicy: 'run:r', weightAverage: null, finalEvalSeconds: 0 });
   assert.match(md, /- trained: normalised score n\/a \(random and the oracle are not both in the evaluation\)/);
   assert.ok(!md.includes('| normalised |'));
 });
@@ -94,7 +96,8 @@ test('blackjack: the trained policy greedy table becomes a strategy chart with i
     seeds: [1, 2, 3],
     episode: resolveEpisodeSettings({ temperature: 0, maxTokens: 32 }),
   });
-  const md = trainReportMarkdown({ runId: 'r', env: 'blackjack', envOptions: { natural: false, sab: false }, config: {}, steps: 1, episodes: 1, wallSeconds: 1, metrics: [], warmStart: null, finalEval: report, trainedPolicy: 'run:r', finalEvalSeconds: 0 });
+  const md = trainReportMarkdown({ runId: 'r', env: 'blackjack', envOptions: { natural: false, sab: false }, config: {}, steps: 1, episodes: 1, wallSeconds: 1, metrics: [], warmStart: null, finalEval: report, trainedPolicy: 'run:r', weightAverage: { firstStep: 150, lastStep: 250, count: 101 }, finalEvalSeconds: 0 });
+  assert.match(md, /The trained policy is the mean of the weights after each of steps 150–250 \(101 snapshots;/);
   // Always stick: every state where the optimum hits is bold (hard 4..11 against every dealer card among them).
   const chart = blackjackStrategyChart(report.policies[0].greedyTable!.moves, { natural: false, sab: false });
   assert.ok(chart.differences.length >= 80 && chart.differences.every((d) => d.chosen === 'stick' && d.optimal === 'hit'));

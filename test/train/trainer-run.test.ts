@@ -95,6 +95,22 @@ test('the loop runs end to end: metrics per step, checkpoints, warm start folder
   assert.equal(last.optimizer?.step, Number(byStep(metrics, 1)['train/updates'] ?? 0) + Number(byStep(metrics, 2)['train/updates'] ?? 0) + Number(byStep(metrics, 3)['train/updates'] ?? 0));
   assert.ok(loadTrainCheckpoint(join(runDir, 'checkpoints/step-000000'), parseTrainerState).optimizer === null);
   assert.ok(loadModelFolder(join(runDir, 'warm-start')).params['model.embed_tokens.weight']);
+
+  // The weight average (from 0.6 × 3 steps: steps 1-3): a checkpoint's model is the mean so far,
+  // RL's own weights sit beside it, and the mean of steps 1-3 extends the mean of steps 1-2 by step 3.
+  assert.deepEqual(outcome.weightAverage, { firstStep: 1, lastStep: 3, count: 3 });
+  const mid = loadTrainCheckpoint(join(runDir, 'checkpoints/step-000002'), parseTrainerState);
+  assert.deepEqual(mid.state.weightAverage, { firstStep: 1, count: 2 });
+  assert.deepEqual(last.state.weightAverage, { firstStep: 1, count: 3 });
+  let moved = 0;
+  for (const name of Object.keys(last.params)) {
+    const [m2, r3, m3] = [mid.params[name].data, last.rlParams![name].data, last.params[name].data];
+    for (let i = 0; i < m3.length; i++) {
+      assert.ok(Math.abs(m3[i] - (2 * m2[i] + r3[i]) / 3) < 1e-6, `${name}[${i}]`);
+      if (m3[i] !== r3[i]) moved++;
+    }
+  }
+  assert.ok(moved > 0, 'the average differs from the last step where RL moved the weights');
 });
 
 test('the final evaluation and the report files', async () => {
@@ -122,6 +138,7 @@ test('the final evaluation and the report files', async () => {
     warmStart: outcome.warmStart,
     finalEval: final.report,
     trainedPolicy: outcome.policy.name,
+    weightAverage: null,
     finalEvalSeconds: 1,
   });
   assert.ok(existsSync(files.curve) && existsSync(files.report));
@@ -146,6 +163,10 @@ test('a run resumed from a checkpoint logs the same metrics and weights as the u
     const wa = loadModelFolder(join(store.runDir(runA), 'checkpoints/step-000003')).params;
     const wb = loadModelFolder(join(other.runDir(runB), 'checkpoints/step-000003')).params;
     for (const name of Object.keys(wa)) assert.deepEqual(wb[name].data, wa[name].data, name);
+    const ra = loadTrainCheckpoint(join(store.runDir(runA), 'checkpoints/step-000003'), parseTrainerState);
+    const rb = loadTrainCheckpoint(join(other.runDir(runB), 'checkpoints/step-000003'), parseTrainerState);
+    assert.deepEqual(rb.state.weightAverage, ra.state.weightAverage);
+    for (const name of Object.keys(wa)) assert.deepEqual(rb.rlParams![name].data, ra.rlParams![name].data, `rl ${name}`);
   } finally {
     await other.close();
   }

@@ -228,6 +228,7 @@ export async function trainCommand(flags: TrainFlags): Promise<void> {
       warmStart: outcome.warmStart,
       finalEval: final.report,
       trainedPolicy: outcome.policy.name,
+      weightAverage: outcome.weightAverage,
       finalEvalSeconds,
     });
     const summary = {
@@ -240,6 +241,7 @@ export async function trainCommand(flags: TrainFlags): Promise<void> {
       sessionSeconds: (performance.now() - started) / 1000,
       ...finalSummary(final, outcome.warmStart?.steps ?? null),
       optimalReturn: final.report.optimalReturn,
+      weightAverage: outcome.weightAverage,
       checkpoint: outcome.lastCheckpoint,
       report: files.report,
       learningCurve: files.curve,
