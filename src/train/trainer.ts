@@ -6,6 +6,7 @@
  * seed and one thread it logs the same metrics as the run that was never interrupted.
  */
 import { join } from 'node:path';
+import { UsageError } from '../core/errors.ts';
 import type { Trajectory } from '../core/trajectory.ts';
 import { nowIso } from '../core/ids.ts';
 import type { EnvSpec } from '../envs/env.ts';
@@ -16,7 +17,7 @@ import type { EmbeddedPolicy } from '../policy/embedded.ts';
 import type { Store } from '../store/store.ts';
 import { AdamW } from '../model/adamw.ts';
 import { rewardsForReportMode } from '../rewards/report-mode.ts';
-import { loadModelFolder, saveModelFolder, saveTrainCheckpoint, type TrainCheckpoint } from './checkpoint-io.ts';
+import { loadModelFolder, RL_WEIGHTS_FILE, saveModelFolder, saveTrainCheckpoint, type TrainCheckpoint } from './checkpoint-io.ts';
 import { createDefaultModel, type ModelAssets } from './default-model.ts';
 import { parseLossConfig } from './loss-config.ts';
 import { LayoutShapes } from './rl-batch.ts';
@@ -105,9 +106,12 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
   let lastEval: PeriodicEval | null = null;
   let average: WeightAverage | null = null;
   if (resume) {
+    const restored = resume.state.weightAverage;
+    if (restored && !resume.rlParams) {
+      throw new UsageError(`the checkpoint of step ${resume.state.step} averages weights but has no ${RL_WEIGHTS_FILE} (RL's own weights) to continue from`);
+    }
     assets = resume.assets;
     params = toParams(resume.rlParams ?? resume.params);
-    const restored = resume.state.weightAverage;
     if (restored) average = new WeightAverage(restored.firstStep, { params: resume.params, count: restored.count });
     warm = resume.state.warmStart;
     maxTokens = resume.state.maxTokens;

@@ -154,6 +154,10 @@ test('a run resumed from a checkpoint logs the same metrics and weights as the u
   try {
     const runB = await newRun(other);
     const checkpoint = loadTrainCheckpoint(join(store.runDir(runA), 'checkpoints/step-000002'), parseTrainerState);
+    await assert.rejects(
+      trainRun({ spec: pickSpec, options: {}, settings, store: other, runId: runB, resume: { ...checkpoint, rlParams: null } }),
+      /the checkpoint of step 2 averages weights but has no rl-weights\.safetensors/,
+    );
     const resumed = await trainRun({ spec: pickSpec, options: {}, settings, store: other, runId: runB, resume: checkpoint });
     await resumed.policy.close();
     const a = byStep(await store.getMetrics(runA), 3);
