@@ -155,7 +155,7 @@ export const trainConfigSchema = z.strictObject({
    * weights. 0.6, measured on Blackjack (seeds 1–3 of the defaults, exact return of the greedy
    * table): the mean of the step-150, 200 and 250 checkpoints beat the step-250 weights on every
    * seed (−0.0657 / −0.0637 / −0.0678 against −0.0665 / −0.0830 / −0.0747); the mean of every step
-   * from 150 to 250 scored −0.0670 / −0.0701 on seeds 1 / 2: it mostly guards against a bad last step.
+   * from 150 to 250 scored −0.0670 / −0.0701 / −0.0697: it mostly guards against a bad last step.
    */
   weightAverage: z
     .strictObject({

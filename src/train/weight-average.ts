@@ -8,7 +8,7 @@
  * 250 steps): the mean of the step-150, 200 and 250 weights scored −0.0657 / −0.0637 / −0.0678
  * against −0.0665 / −0.0830 / −0.0747 for the step-250 weights alone, better than each of the three
  * checkpoints it averaged on every seed; the mean of every step's weights from 150 to 250 (what a
- * run does) scored −0.0670 / −0.0701 on seeds 1 / 2 (train-config.ts `weightAverage`).
+ * run does) scored −0.0670 / −0.0701 / −0.0697 (train-config.ts `weightAverage`).
  *
  * Kept on the host in float32 (a copy of the model per run), so a checkpoint stores it exactly and a
  * resumed run continues the same mean.
