@@ -12,6 +12,7 @@ import type { EvalReport, PolicyEval } from '../eval/evaluate.ts';
 import { blackjackStrategyChart } from '../eval/blackjack-strategy-chart.ts';
 import { normalisedScoreLine } from '../eval/normalised-score.ts';
 import type { TableMove } from '../train/greedy-table-value.ts';
+import type { AveragedSteps } from '../train/weight-average.ts';
 import { learningCurveSvg, type CurveSeries, type ReferenceLine } from './learning-curve.ts';
 
 export const CURVE_FILE = 'learning-curve.svg';
@@ -34,7 +35,7 @@ export interface TrainReportInput {
   /** The trained policy's name in finalEval. */
   trainedPolicy: string;
   /** The steps whose weights the trained policy averages; null: the last step's weights. */
-  weightAverage: { firstStep: number; lastStep: number; count: number } | null;
+  weightAverage: AveragedSteps | null;
   /** Seconds of the final evaluation (not in the metrics). */
   finalEvalSeconds: number;
 }

@@ -11,7 +11,7 @@
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { UsageError } from '../core/errors.ts';
-import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.ts';
+import { loadCheckpoint, saveCheckpoint, validateTensors } from '../model/checkpoint.ts';
 import { modelConfigToHf, parseModelConfig } from '../model/config.ts';
 import { paramShapes, type HostParams } from '../model/params.ts';
 import { readSafetensors, writeSafetensors, type TensorMap } from '../model/safetensors.ts';
@@ -110,7 +110,14 @@ export function loadTrainCheckpoint<S>(dir: string, parseState: (json: unknown, 
   }
   const state = parseState(json, statePath);
   const { assets, params } = loadModelFolder(dir);
-  const rlParams = existsSync(join(dir, RL_WEIGHTS_FILE)) ? readWeightsLike(join(dir, RL_WEIGHTS_FILE), params) : null;
+  const rlPath = join(dir, RL_WEIGHTS_FILE);
+  let rlParams: HostParams | null = null;
+  if (existsSync(rlPath)) {
+    const { tensors } = readSafetensors(rlPath);
+    validateTensors(tensors, paramShapes(assets.cfg), rlPath);
+    rlParams = {};
+    for (const name of Object.keys(params)) rlParams[name] = { shape: [...tensors[name].shape], data: tensors[name].data };
+  }
   const optimizerPath = join(dir, OPTIMIZER_FILE);
   let optimizer: AdamWState | null = null;
   if (existsSync(optimizerPath)) {
@@ -135,17 +142,4 @@ export function loadTrainCheckpoint<S>(dir: string, parseState: (json: unknown, 
     optimizer = { step, config, m, v };
   }
   return { assets, params, rlParams, optimizer, state };
-}
-
-/** Reads a weights file that must hold every tensor of `like`, in the same shapes. */
-function readWeightsLike(path: string, like: HostParams): HostParams {
-  const { tensors } = readSafetensors(path);
-  const out: HostParams = {};
-  for (const [name, ref] of Object.entries(like)) {
-    const t = tensors[name];
-    if (!t) throw new UsageError(`${path}: tensor "${name}" is missing`);
-    if (t.shape.join(',') !== ref.shape.join(',')) throw new UsageError(`${path}: tensor "${name}" has shape [${t.shape}], the model's is [${ref.shape}]`);
-    out[name] = { shape: [...t.shape], data: t.data };
-  }
-  return out;
 }

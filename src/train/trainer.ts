@@ -29,7 +29,7 @@ import { finiteMetrics } from './trainer-metrics.ts';
 import { TRAINER_STATE_FORMAT, type TrainerState, type WarmStartSummary } from './trainer-state.ts';
 import { rlStep, type RlStepContext } from './trainer-step.ts';
 import { warmStart, type WarmStartCheck } from './warm-start.ts';
-import { averageFirstStep, WeightAverage } from './weight-average.ts';
+import { averageFirstStep, WeightAverage, type AveragedSteps } from './weight-average.ts';
 
 /** The row length runs had before it was measured (checkpoints that did not record one). */
 const LEGACY_ROW_LENGTH = 128;
@@ -65,7 +65,7 @@ export interface TrainOutcome {
   warmStart: WarmStartSummary | null;
   lastEval: PeriodicEval | null;
   /** The steps whose weights the trained policy averages (weight-average.ts); null: the last step's weights. */
-  weightAverage: { firstStep: number; lastStep: number; count: number } | null;
+  weightAverage: AveragedSteps | null;
   /** The trained policy (the weight average, else the last step's weights); the caller closes it. */
   policy: EmbeddedPolicy;
   assets: ModelAssets;

@@ -15,6 +15,13 @@
  */
 import type { HostParams } from '../model/params.ts';
 
+/** The steps whose weights a trained policy averages. */
+export interface AveragedSteps {
+  firstStep: number;
+  lastStep: number;
+  count: number;
+}
+
 /** The first averaged step of a run of `steps` steps, or null when averaging is off (`from` null). */
 export function averageFirstStep(from: number | null, steps: number): number | null {
   if (from === null) return null;
