@@ -32,11 +32,13 @@ export class KvCache {
   private open: KvBlock[] | null = null;
   /** Slots of the open block written so far (the same in every row). */
   private openFill = 0;
+  /** The slot of `past` where decoding began: decode step j writes every row's token j at decodeStart + j. */
+  private readonly decodeStart: number;
 
   /**
    * Takes ownership of the arrays. `pastValid` is [batch * capacity] (1 = a real key),
    * `pastUsed` the first slot of `past` no row uses yet, `positions[b]` the RoPE position of the
-   * row's next token.
+   * row's next token; `decodeStart` (default pastUsed) where decoding began.
    */
   constructor(
     readonly cfg: ModelConfig,
@@ -47,7 +49,9 @@ export class KvCache {
     private pastValid: Uint8Array,
     private pastUsed: number,
     readonly positions: Int32Array,
+    decodeStart = pastUsed,
   ) {
+    this.decodeStart = decodeStart;
     if (shared.length !== cfg.numLayers || past.length !== cfg.numLayers) throw new Error(`KvCache: ${cfg.numLayers} layers expected`);
     if (positions.length !== batch) throw new Error(`KvCache: ${positions.length} positions for batch ${batch}`);
     if (pastValid.length !== batch * this.capacity) throw new Error(`KvCache: validity has ${pastValid.length} entries, expected ${batch * this.capacity}`);
@@ -71,6 +75,31 @@ export class KvCache {
     lengths.forEach((len, b) => valid.fill(1, b * capacity, b * capacity + len));
     const positions = Int32Array.from(lengths, (len) => sharedLength + len);
     return new KvCache(cfg, batch, blockSize, shared, past, valid, C, positions);
+  }
+
+  /**
+   * Builds a cache from a prefill over rows' own pasts (SequenceCache hits): `rowPast` [B, Hkv, W, hd]
+   * per layer with row b's first `pastLengths[b]` slots real, then the chunk [B, Hkv, C, hd] with
+   * `chunkLengths[b]` real tokens. No shared blocks.
+   */
+  static fromRowPrefill(cfg: ModelConfig, blockSize: number, rowPast: KvBlock[], pastLengths: number[], chunk: KvBlock[], chunkLengths: number[]): KvCache {
+    const batch = chunkLengths.length;
+    const W = rowPast[0].k.shape[2];
+    const C = chunk[0].k.shape[2];
+    const capacity = pastCapacity(W + C + blockSize);
+    const zeros = () => np.zeros([batch, cfg.numKvHeads, capacity - W - C, cfg.headDim]);
+    const past = rowPast.map((p, l) => ({
+      k: np.concatenate([p.k, chunk[l].k, zeros()], 2),
+      v: np.concatenate([p.v, chunk[l].v, zeros()], 2),
+    }));
+    const valid = new Uint8Array(batch * capacity);
+    for (let b = 0; b < batch; b++) {
+      valid.fill(1, b * capacity, b * capacity + pastLengths[b]);
+      valid.fill(1, b * capacity + W, b * capacity + W + chunkLengths[b]);
+    }
+    const positions = Int32Array.from(chunkLengths, (len, b) => pastLengths[b] + len);
+    const shared = Array.from({ length: cfg.numLayers }, () => [] as KvBlock[]);
+    return new KvCache(cfg, batch, blockSize, shared, past, valid, W + C, positions);
   }
 
   get capacity(): number {
@@ -174,6 +203,7 @@ export class KvCache {
       valid,
       this.pastUsed,
       Int32Array.from(rows, (r) => this.positions[r]),
+      this.decodeStart,
     );
     if (this.open) {
       out.open = this.open.map((b) => ({ k: pick(b.k), v: pick(b.v) }));
@@ -181,6 +211,54 @@ export class KvCache {
     }
     index.dispose();
     return out;
+  }
+
+  /**
+   * Rows as contiguous sequences (for SequenceCache): per layer [n, Hkv, N, hd] whose slot t holds
+   * token t of row rows[i]'s sequence: the shared blocks, its prompt's real slots, then its first
+   * `fed[i]` decoded tokens (a row that stopped earlier has garbage after them). `lengths[i]` is
+   * that sequence's length, N the longest. This cache stays valid.
+   */
+  extractRows(rows: readonly number[], fed: readonly number[]): { layers: KvBlock[]; lengths: number[] } {
+    this.check();
+    const cap = this.capacity;
+    const openSlots = this.open ? this.blockSize : 0;
+    const W = cap + openSlots; // past, then the open block
+    const slotLists = rows.map((r, i) => {
+      if (!Number.isInteger(r) || r < 0 || r >= this.batch) throw new Error(`KvCache.extractRows: row ${r} out of range`);
+      const slots: number[] = [];
+      for (let t = 0; t < this.decodeStart; t++) if (this.pastValid[r * cap + t]) slots.push(t);
+      for (let j = 0; j < fed[i]; j++) {
+        const v = this.decodeStart + j;
+        if (v < this.pastUsed) slots.push(v);
+        else if (v - this.pastUsed < this.openFill) slots.push(cap + v - this.pastUsed);
+        else throw new Error(`KvCache.extractRows: row ${r} has ${fed[i]} decoded tokens, the cache ${this.pastUsed - this.decodeStart + this.openFill}`);
+      }
+      return slots;
+    });
+    const S = this.sharedWidth;
+    const own = Math.max(1, ...slotLists.map((s) => s.length));
+    const n = rows.length;
+    const index = new Int32Array(n * own);
+    slotLists.forEach((slots, i) => {
+      for (let t = 0; t < own; t++) index[i * own + t] = rows[i] * W + (slots[t] ?? slots[0] ?? 0);
+    });
+    const { numKvHeads: H, headDim: hd } = this.cfg;
+    const flatIndex = np.array(index, { dtype: np.int32 });
+    const gather = (past: Tensor, open: Tensor | undefined, shared: Tensor[]): Tensor => {
+      const all = open ? np.concatenate([past.ref, open.ref], 2) : past.ref;
+      const flat = all.transpose([0, 2, 1, 3]).reshape([this.batch * W, H * hd]);
+      const picked = np.take(flat, flatIndex.ref, 0).reshape([n, own, H, hd]).transpose([0, 2, 1, 3]);
+      if (S === 0) return picked;
+      const prefix = np.concatenate(shared.map((t) => t.ref), 2); // [1, H, S, hd]
+      return np.concatenate([np.broadcastTo(prefix, [n, H, S, hd]), picked], 2);
+    };
+    const layers = this.past.map((p, l) => ({
+      k: gather(p.k, this.open?.[l].k, this.shared[l].map((b) => b.k)),
+      v: gather(p.v, this.open?.[l].v, this.shared[l].map((b) => b.v)),
+    }));
+    flatIndex.dispose();
+    return { layers, lengths: slotLists.map((s) => S + s.length) };
   }
 
   dispose(): void {

@@ -4,13 +4,14 @@
  * right-padded chunk per row. Returns a KvCache with one row per distinct prompt and log p of the
  * token after each prompt.
  */
-import { blockUntilReady, np } from './engine.ts';
+import { blockUntilReady, np, type Tensor } from './engine.ts';
 import type { KvBlock } from './kv-cache-attention.ts';
 import { KvCache } from './kv-cache.ts';
 import { rowRope, type CachedForward } from './kv-cache-forward.ts';
 import { MASKED } from './layers.ts';
 import { refWeights, type GenerationWeights } from './sampler-weights.ts';
-import { commonPrefixLength, type PrefixCache, type PrefixEntry } from './prefix-cache.ts';
+import { commonPrefixLength, disposeLayers, type PrefixCache, type PrefixEntry } from './prefix-cache.ts';
+import type { SequenceCache, SequenceMatch } from './sequence-cache.ts';
 
 export type PrefillOptions = {
   prefixCache: PrefixCache | null;
@@ -24,13 +25,17 @@ export type PrefillOptions = {
   maxScoreElements: number;
   /** Slots per open decode block of the cache it returns. */
   blockSize: number;
+  /** Sequences run before (earlier turns of the same conversations), whose keys and values a prompt may continue. */
+  sequenceCache?: SequenceCache | null;
 };
 
 export type PrefillStats = {
   /** Tokens run through the model (padding excluded). */
   tokens: number;
-  /** Prompt tokens served from the prefix cache instead. */
+  /** Prompt tokens served from the prefix cache or cached sequences instead. */
   reusedTokens: number;
+  /** Of those, the ones from cached sequences (SequenceCache: earlier turns). */
+  sequenceReusedTokens: number;
   /** Prompt rows prefilled (distinct prompts). */
   rows: number;
 };
@@ -51,12 +56,16 @@ export function chunkBucket(n: number): number {
   return bucket(n, 64);
 }
 
-type ChunkRows = { tokens: number[][]; start: number };
+/**
+ * A chunk's rows after their pasts: row i's tokens sit at positions pastLengths[i] + t. The past
+ * blocks span `pastWidth` slots (batch 1: a shared prefix every row sees whole; batch B: each row's
+ * own, of which its first pastLengths[i] slots are real).
+ */
+type ChunkRows = { tokens: number[][]; pastWidth: number; pastLengths: number[] };
 
 /**
- * Runs chunks of `rows.tokens` (row i at positions start .. start + len_i - 1) over shared `past`
- * blocks (batch 1, `start` tokens). Returns the chunk's blocks per layer [B, Hkv, C, hd] (B = the
- * padded row count) and each row's next-token log-probabilities.
+ * Runs chunks of `rows.tokens` over the `past` blocks. Returns the chunk's blocks per layer
+ * [B, Hkv, C, hd] (B = the padded row count) and each row's next-token log-probabilities.
  */
 async function prefillChunk(
   fwd: CachedForward,
@@ -68,18 +77,20 @@ async function prefillChunk(
 ): Promise<{ blocks: KvBlock[]; logprobs: Float32Array[] }> {
   const { cfg } = fwd;
   const C = width;
-  const P = rows.start;
+  const P = rows.pastWidth;
   const tokens = new Int32Array(batch * C);
   const positions = new Int32Array(batch * C);
   const mask = new Float32Array(batch * C * (P + C)).fill(MASKED);
   const pick = new Float32Array(batch * C);
   for (let b = 0; b < batch; b++) {
-    const row = rows.tokens[b] ?? rows.tokens[0]; // padding rows repeat row 0
+    const real = b < rows.tokens.length ? b : 0; // padding rows repeat row 0
+    const row = rows.tokens[real];
+    const pastLength = rows.pastLengths[real];
     for (let t = 0; t < C; t++) {
       tokens[b * C + t] = t < row.length ? row[t] : 0;
-      positions[b * C + t] = P + t;
+      positions[b * C + t] = pastLength + t;
       const m = (b * C + t) * (P + C);
-      mask.fill(0, m, m + P); // the shared prefix
+      mask.fill(0, m, m + pastLength); // the row's past
       // Causal within the row's real tokens; padded queries see at least themselves (no empty softmax).
       mask.fill(0, m + P, m + P + Math.min(t, row.length - 1) + 1);
       if (t >= row.length) mask[m + P + t] = 0;
@@ -128,7 +139,8 @@ async function sharedPrefix(
   // Extend: run the shared tokens past the cached ones once (batch 1) and cache the result.
   const extra = prompts[0].slice(found.tokens.length, shared);
   const width = chunkBucket(extra.length);
-  const { blocks } = await prefillChunk(fwd, weights, refLayers(found.layers), { tokens: [extra], start: found.tokens.length }, width, 1);
+  const start = found.tokens.length;
+  const { blocks } = await prefillChunk(fwd, weights, refLayers(found.layers), { tokens: [extra], pastWidth: start, pastLengths: [start] }, width, 1);
   // Keep only the real tokens of the chunk (the padding would otherwise sit inside the prefix).
   const trimmed = blocks.map((b) => {
     const k = width === extra.length ? b.k : b.k.slice([], [], [0, extra.length], []);
@@ -143,38 +155,160 @@ async function sharedPrefix(
   return { entry, computed: extra.length };
 }
 
-/** Prefills `prompts` (distinct token lists); the caller owns the returned cache. */
-export async function prefillPrompts(fwd: CachedForward, weights: GenerationWeights, prompts: number[][], options: PrefillOptions): Promise<PrefillResult> {
-  const { cfg } = fwd;
-  const { entry: prefix, computed } = await sharedPrefix(fwd, weights, prompts, options);
-  const P = prefix.tokens.length;
-  const suffixes = prompts.map((p) => p.slice(P));
+/**
+ * The prompts' chunks (row i: `suffixes[i]` after its past of pastLengths[i] tokens), run in calls of
+ * as many rows as the attention-score budget allows; `pastOf(start, rows)` gives a call's past blocks
+ * per layer (references the call consumes). Returns the chunk blocks of the padded batch and each
+ * prompt's next-token log-probabilities.
+ */
+async function runChunks(
+  fwd: CachedForward,
+  weights: GenerationWeights,
+  suffixes: number[][],
+  pastWidth: number,
+  pastLengths: number[],
+  pastOf: (start: number, rows: number) => KvBlock[][],
+  options: PrefillOptions,
+): Promise<{ blocks: KvBlock[]; logprobs: Float32Array[]; lengths: number[]; C: number }> {
   const C = chunkBucket(Math.max(...suffixes.map((s) => s.length)));
-  const stats: PrefillStats = {
-    tokens: computed + suffixes.reduce((n, s) => n + s.length, 0),
-    reusedTokens: P * prompts.length - computed,
-    rows: prompts.length,
-  };
-
   // Rows per call: bounded by the attention-score budget, a power of two.
-  const perRow = cfg.numHeads * C * (P + C);
-  let perCall = bucket(prompts.length);
+  const perRow = fwd.cfg.numHeads * C * (pastWidth + C);
+  let perCall = bucket(suffixes.length);
   while (perCall > 1 && perCall * perRow > options.maxScoreElements) perCall /= 2;
-  const batch = bucket(prompts.length);
+  const batch = bucket(suffixes.length);
   const parts: KvBlock[][] = [];
   const logprobs: Float32Array[] = [];
   for (let start = 0; start < batch; start += perCall) {
-    const rows = suffixes.slice(start, start + perCall);
-    const out = await prefillChunk(fwd, weights, refLayers(prefix.layers), { tokens: rows.length > 0 ? rows : [suffixes[0]], start: P }, C, perCall);
+    const real = suffixes.length > start ? { tokens: suffixes.slice(start, start + perCall), pastLengths: pastLengths.slice(start, start + perCall) } : { tokens: [suffixes[0]], pastLengths: [pastLengths[0]] };
+    const out = await prefillChunk(fwd, weights, pastOf(start, perCall), { ...real, pastWidth }, C, perCall);
     parts.push(out.blocks);
-    logprobs.push(...out.logprobs.slice(0, rows.length));
+    logprobs.push(...out.logprobs.slice(0, Math.max(0, Math.min(perCall, suffixes.length - start))));
   }
-  const promptBlocks: KvBlock[] = parts[0].map((_, l) =>
+  const blocks: KvBlock[] = parts[0].map((_, l) =>
     parts.length === 1
       ? parts[0][l]
       : { k: np.concatenate(parts.map((p) => p[l].k), 0), v: np.concatenate(parts.map((p) => p[l].v), 0) },
   );
   const lengths = Array.from({ length: batch }, (_, b) => (suffixes[b] ?? suffixes[0]).length);
-  const cache = KvCache.fromPrefill(cfg, options.blockSize, prefix.layers, P, promptBlocks, lengths);
-  return { cache, logprobs, stats };
+  return { blocks, logprobs, lengths, C };
+}
+
+/** Prefills `prompts` (distinct token lists); the caller owns the returned cache. */
+export async function prefillPrompts(fwd: CachedForward, weights: GenerationWeights, prompts: number[][], options: PrefillOptions): Promise<PrefillResult> {
+  const sequences = options.sequenceCache;
+  if (sequences) {
+    // Every row keeps at least its last prompt token to run (its next-token distribution comes from the chunk).
+    const matches = prompts.map((p) => sequences.match(p, p.length - 1));
+    if (matches.some((m) => m !== null)) return prefillOnRowPasts(fwd, weights, prompts, matches, options);
+  }
+  const { cfg } = fwd;
+  const { entry: prefix, computed } = await sharedPrefix(fwd, weights, prompts, options);
+  const P = prefix.tokens.length;
+  const suffixes = prompts.map((p) => p.slice(P));
+  const chunks = await runChunks(fwd, weights, suffixes, P, prompts.map(() => P), () => refLayers(prefix.layers), options);
+  const stats: PrefillStats = {
+    tokens: computed + suffixes.reduce((n, s) => n + s.length, 0),
+    reusedTokens: P * prompts.length - computed,
+    sequenceReusedTokens: 0,
+    rows: prompts.length,
+  };
+  const cache = KvCache.fromPrefill(cfg, options.blockSize, prefix.layers, P, chunks.blocks, chunks.lengths);
+  return { cache, logprobs: chunks.logprobs, stats };
+}
+
+/** Widths of rows' pasts: multiples of 32 up to 256, then powers of two (few distinct compiled shapes). */
+export function pastBucket(n: number): number {
+  return n <= 256 ? Math.max(32, Math.ceil(n / 32) * 32) : bucket(n, 256);
+}
+
+/**
+ * Prefill where some prompts continue a cached sequence (SequenceCache): each row's past is its
+ * match's keys and values (the others start from the prompts' cached shared prefix, or from nothing),
+ * gathered into [B, Hkv, W, hd] per layer; only what follows each past is run.
+ */
+async function prefillOnRowPasts(
+  fwd: CachedForward,
+  weights: GenerationWeights,
+  prompts: number[][],
+  matches: (SequenceMatch | null)[],
+  options: PrefillOptions,
+): Promise<PrefillResult> {
+  const { cfg } = fwd;
+  // Held until gathered: another batch's insert may evict these entries while this one awaits.
+  for (const m of matches) m?.entry.rows.retain();
+  try {
+    const misses = prompts.filter((_, i) => !matches[i]);
+    const shared = misses.length > 0 ? await sharedPrefix(fwd, weights, misses, options) : null;
+    const P = shared?.entry.tokens.length ?? 0;
+    // The shared prefix as one batch-1 source, [1, Hkv, P, hd] per layer.
+    const prefixSource: KvBlock[] | null =
+      shared && P > 0
+        ? shared.entry.layers.map((blocks) => ({ k: np.concatenate(blocks.map((b) => b.k), 2), v: np.concatenate(blocks.map((b) => b.v), 2) }))
+        : null;
+    if (shared && !prefixSource) disposeLayers(shared.entry.layers);
+    const batch = bucket(prompts.length);
+    const rowOf = (b: number) => (b < prompts.length ? b : 0); // padding rows repeat row 0
+    const pastLengths = prompts.map((_, i) => matches[i]?.length ?? (prefixSource ? P : 0));
+    const W = pastBucket(Math.max(...pastLengths));
+    // Rows grouped by where their past comes from: one gather per source and layer.
+    type Source = { layers: KvBlock[]; batchRows: number[]; sourceRows: number[] };
+    const sources = new Map<object, Source>();
+    const none: number[] = [];
+    for (let b = 0; b < batch; b++) {
+      const i = rowOf(b);
+      const m = matches[i];
+      const layers = m ? m.entry.rows.layers : prefixSource;
+      if (!layers) {
+        none.push(b);
+        continue;
+      }
+      let s = sources.get(layers);
+      if (!s) sources.set(layers, (s = { layers, batchRows: [], sourceRows: [] }));
+      s.batchRows.push(b);
+      s.sourceRows.push(m ? m.entry.row : 0);
+    }
+    const order = [...[...sources.values()].flatMap((s) => s.batchRows), ...none];
+    const inverse = new Int32Array(batch);
+    order.forEach((b, position) => (inverse[b] = position));
+    const identity = order.every((b, position) => b === position);
+    const { numKvHeads: H, headDim: hd } = cfg;
+    const fit = (x: Tensor): Tensor => {
+      const N = x.shape[2];
+      if (N === W) return x;
+      if (N > W) return x.slice([], [], [0, W], []);
+      return np.concatenate([x, np.zeros([x.shape[0], H, W - N, hd])], 2);
+    };
+    const gather = (pick: (layers: KvBlock[]) => Tensor): Tensor => {
+      const parts = [...sources.values()].map((s) => fit(np.take(pick(s.layers).ref, np.array(Int32Array.from(s.sourceRows), { dtype: np.int32 }), 0)));
+      if (none.length > 0) parts.push(np.zeros([none.length, H, W, hd]));
+      const joined = parts.length === 1 ? parts[0] : np.concatenate(parts, 0);
+      return identity ? joined : np.take(joined, np.array(inverse, { dtype: np.int32 }), 0);
+    };
+    const rowPast: KvBlock[] = Array.from({ length: cfg.numLayers }, (_, l) => ({ k: gather((ls) => ls[l].k), v: gather((ls) => ls[l].v) }));
+    if (prefixSource) disposeLayers([prefixSource]);
+
+    const suffixes = prompts.map((p, i) => p.slice(pastLengths[i]));
+    const slice = (x: Tensor, start: number, rows: number) => (start === 0 && rows === batch ? x.ref : x.ref.slice([start, start + rows]));
+    const chunks = await runChunks(
+      fwd,
+      weights,
+      suffixes,
+      W,
+      pastLengths,
+      (start, rows) => rowPast.map((p) => [{ k: slice(p.k, start, rows), v: slice(p.v, start, rows) }]),
+      options,
+    );
+    const reused = pastLengths.reduce((n, L) => n + L, 0);
+    const stats: PrefillStats = {
+      tokens: (shared?.computed ?? 0) + suffixes.reduce((n, s) => n + s.length, 0),
+      reusedTokens: reused - (shared?.computed ?? 0),
+      sequenceReusedTokens: matches.reduce((n, m) => n + (m?.length ?? 0), 0),
+      rows: prompts.length,
+    };
+    const paddedPastLengths = Array.from({ length: batch }, (_, b) => pastLengths[rowOf(b)]);
+    const cache = KvCache.fromRowPrefill(cfg, options.blockSize, rowPast, paddedPastLengths, chunks.blocks, chunks.lengths);
+    return { cache, logprobs: chunks.logprobs, stats };
+  } finally {
+    for (const m of matches) m?.entry.rows.release();
+  }
 }

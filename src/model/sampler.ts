@@ -18,6 +18,7 @@ import { CachedForward, rowRope } from './kv-cache-forward.ts';
 import type { KvCache, MergeFn } from './kv-cache.ts';
 import type { Params } from './params.ts';
 import { PrefixCache } from './prefix-cache.ts';
+import { SequenceCache, SequenceRows } from './sequence-cache.ts';
 import { drawToken, type SamplingParams } from './sampler-distribution.ts';
 import { prefillPrompts, bucket, type PrefillStats } from './sampler-prefill.ts';
 import { disposeWeights, fuseWeights, refWeights, type GenerationWeights } from './sampler-weights.ts';
@@ -49,6 +50,12 @@ export type SamplerOptions = {
   blockSize?: number;
   /** A prefix cache to share between samplers, false for none (default: a new one). */
   prefixCache?: PrefixCache | false;
+  /**
+   * Finished sequences (prompt and sample) kept so that a prompt continuing one, the next turn of a
+   * conversation, prefills only its new tokens; shared between samplers, or false for none
+   * (default: a new one).
+   */
+  sequenceCache?: SequenceCache | false;
   /** Shared prefixes are cached in multiples of this many tokens (default 32; see PrefillOptions). */
   prefixGranule?: number;
   /** Bound on attention-score elements per prefill call (default 2^24). */
@@ -85,15 +92,19 @@ type Row = {
   ids: number[];
   logprobs: number[];
   modelLogprobs: number[];
-  /** Its row in the current KV cache (-1 before decoding). */
+  /** Its row in the current KV cache (-1 before decoding and once it has left the cache). */
   slot: number;
+  promptIds: number[];
 };
 
 export class Sampler {
   readonly prefixCache: PrefixCache | null;
+  readonly sequenceCache: SequenceCache | null;
+  /** Bumped by setParams: what a generate() computed with older weights is not cached. */
+  private weightsEpoch = 0;
   readonly stats: SamplerStats = {
     generateCalls: 0,
-    prefill: { tokens: 0, reusedTokens: 0, rows: 0 },
+    prefill: { tokens: 0, reusedTokens: 0, sequenceReusedTokens: 0, rows: 0 },
     decodeSteps: 0,
     decodeRowSteps: 0,
     decodeTokens: 0,
@@ -126,6 +137,7 @@ export class Sampler {
     if (!Number.isInteger(this.prefixGranule) || this.prefixGranule < 1) throw new Error(`Sampler: prefixGranule must be a positive integer, got ${options.prefixGranule}`);
     this.maxScoreElements = options.maxScoreElements ?? 1 << 24;
     this.prefixCache = options.prefixCache === false ? null : (options.prefixCache ?? new PrefixCache());
+    this.sequenceCache = options.sequenceCache === false ? null : (options.sequenceCache ?? new SequenceCache());
     this.seeds = new Rng(options.seed ?? Date.now());
   }
 
@@ -134,7 +146,9 @@ export class Sampler {
     this.params = params;
     if (this.weights) disposeWeights(this.weights);
     this.weights = null;
+    this.weightsEpoch++;
     this.prefixCache?.clear();
+    this.sequenceCache?.clear();
   }
 
   /** Samples `n` completions for each request; result[i][j] is sample j of request i. */
@@ -142,9 +156,10 @@ export class Sampler {
     const checked = requests.map((r, i) => validateSampleRequest(r, this.cfg, `requests[${i}]`));
     this.stats.generateCalls++;
     if (checked.length === 0) return [];
+    const epoch = this.weightsEpoch;
     const weights = await this.currentWeights();
     try {
-      return await this.run(weights, checked);
+      return await this.run(weights, checked, () => this.weightsEpoch === epoch);
     } finally {
       disposeWeights(weights);
     }
@@ -166,7 +181,8 @@ export class Sampler {
     return refWeights(this.weights);
   }
 
-  private async run(weights: GenerationWeights, requests: CheckedSampleRequest[]): Promise<SampleResult[][]> {
+  /** `current()`: `weights` are still the params' (so cached sequences match them, and new ones may be kept). */
+  private async run(weights: GenerationWeights, requests: CheckedSampleRequest[], current: () => boolean): Promise<SampleResult[][]> {
     // Distinct prompts, each prefilled once.
     const promptIndex = new Map<string, number>();
     const prompts: number[][] = [];
@@ -181,8 +197,10 @@ export class Sampler {
       return index;
     });
     const prefillStart = performance.now();
+    const sequences = current() ? this.sequenceCache : null;
     const prefill = await prefillPrompts(this.fwd, weights, prompts, {
       prefixCache: this.prefixCache,
+      sequenceCache: sequences,
       prefixGranule: this.prefixGranule,
       blockSize: this.blockSize,
       maxScoreElements: this.maxScoreElements,
@@ -191,6 +209,7 @@ export class Sampler {
     this.stats.prefill.tokens += prefill.stats.tokens;
     this.stats.prefill.reusedTokens += prefill.stats.reusedTokens;
     this.stats.prefill.rows += prefill.stats.rows;
+    this.stats.prefill.sequenceReusedTokens += prefill.stats.sequenceReusedTokens;
 
     const rows: Row[] = [];
     requests.forEach((r, i) => {
@@ -209,6 +228,7 @@ export class Sampler {
           logprobs: [],
           modelLogprobs: [],
           slot: -1,
+          promptIds: r.promptIds,
         });
       }
     });
@@ -226,20 +246,32 @@ export class Sampler {
       cache = prefill.cache.selectRows(select);
     }
     prefill.cache.dispose();
-    if (cache) await this.decode(weights, cache, live);
+    if (cache) await this.decode(weights, cache, live, sequences ? { cache: sequences, current } : null);
     const withText = this.options.decode !== undefined;
     return requests.map((_, i) => rows.filter((row) => row.request === i).map((row) => toResult(row, withText)));
   }
 
-  /** Decodes until every live row stops; disposes `cache` (and its replacements). */
-  private async decode(weights: GenerationWeights, initial: KvCache, live: Row[]): Promise<void> {
+  /**
+   * Decodes until every live row stops; disposes `cache` (and its replacements). Rows that stopped
+   * are kept in `sequences` (when given) before they leave the cache.
+   */
+  private async decode(
+    weights: GenerationWeights,
+    initial: KvCache,
+    rows: Row[],
+    sequences: { cache: SequenceCache; current: () => boolean } | null,
+  ): Promise<void> {
     let cache = initial;
+    let live = rows;
+    let inCache = rows;
     const K = this.blockSize;
     const start = performance.now();
     try {
       while (live.length > 0) {
         // Compact: once half the rows are done, continue with a smaller batch.
         if (cache.batch > 1 && bucket(live.length) <= cache.batch / 2) {
+          if (sequences?.current()) keepSequences(sequences.cache, cache, inCache.filter((row) => row.stop.reason));
+          inCache = live;
           const next = cache.selectRows(padRows(live.map((row) => row.slot)));
           cache.dispose();
           cache = next;
@@ -273,6 +305,7 @@ export class Sampler {
         live = live.filter((row) => !row.stop.reason);
         await new Promise<void>((resolve) => setImmediate(resolve));
       }
+      if (sequences?.current()) keepSequences(sequences.cache, cache, inCache);
     } finally {
       cache.dispose();
       this.stats.decodeMs += performance.now() - start;
@@ -305,6 +338,21 @@ export class Sampler {
     this.weights = null;
     if (this.options.prefixCache === undefined) this.prefixCache?.clear();
   }
+}
+
+/**
+ * Stores finished rows' sequences (prompt and every sampled token but the last, the ones fed to the
+ * model) with their keys and values from `cache`, for prompts that continue them.
+ */
+function keepSequences(sequences: SequenceCache, cache: KvCache, finished: Row[]): void {
+  const rows = finished.filter((row) => row.ids.length > 1);
+  if (rows.length === 0) return;
+  const fed = rows.map((row) => row.ids.length - 1);
+  const { layers, lengths } = cache.extractRows(rows.map((row) => row.slot), fed);
+  sequences.insert(
+    new SequenceRows(layers, lengths),
+    rows.map((row, i) => ({ tokens: [...row.promptIds, ...row.ids.slice(0, fed[i])], row: i })),
+  );
 }
 
 /** Pads a row list to a power-of-two batch by repeating its first row. */

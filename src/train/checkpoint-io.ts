@@ -5,7 +5,8 @@
  * `optimizer.safetensors` (AdamW's moments as `m.<name>` / `v.<name>`, float32) and
  * `trainer-state.json` (step, policy version, RNG state, config, metrics so far), and, while the run
  * averages its weights (weight-average.ts), `rl-weights.safetensors`: the weights RL continues from,
- * the model's being the average the run would hand over. Each is written to
+ * the model's being the average the run would hand over; after a reference reset (train-config.ts
+ * loss.referenceResetEvery), `reference-weights.safetensors`: the KL's reference. Each is written to
  * a temporary folder and renamed into place, so a crash never leaves half a checkpoint.
  */
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,6 +22,7 @@ import { modelAssets, type ModelAssets } from './default-model.ts';
 export const OPTIMIZER_FILE = 'optimizer.safetensors';
 export const TRAINER_STATE_FILE = 'trainer-state.json';
 export const RL_WEIGHTS_FILE = 'rl-weights.safetensors';
+export const REFERENCE_WEIGHTS_FILE = 'reference-weights.safetensors';
 
 function tensorMap(params: HostParams): TensorMap {
   const out: TensorMap = {};
@@ -64,6 +66,8 @@ export interface TrainCheckpoint<S> {
   params: HostParams;
   /** The weights RL continues from, when they differ from `params` (a weight average); else null. */
   rlParams?: HostParams | null;
+  /** The KL's reference when a reset replaced the warm start (trainer-state.ts `reference`); else null. */
+  referenceParams?: HostParams | null;
   /** Null for a checkpoint taken before any optimiser existed (the random init). */
   optimizer: AdamWState | null;
   state: S;
@@ -84,6 +88,7 @@ export function saveTrainCheckpoint<S>(runDir: string, step: number, checkpoint:
   writeAtomically(dir, (tmp) => {
     saveModelFolder(tmp, checkpoint.assets, checkpoint.params);
     if (checkpoint.rlParams) writeSafetensors(join(tmp, RL_WEIGHTS_FILE), tensorMap(checkpoint.rlParams), { metadata: { format: 'pt' } });
+    if (checkpoint.referenceParams) writeSafetensors(join(tmp, REFERENCE_WEIGHTS_FILE), tensorMap(checkpoint.referenceParams), { metadata: { format: 'pt' } });
     if (checkpoint.optimizer) {
       const { m, v, step: optimizerStep, config } = checkpoint.optimizer;
       const moments: TensorMap = {};
@@ -110,14 +115,18 @@ export function loadTrainCheckpoint<S>(dir: string, parseState: (json: unknown, 
   }
   const state = parseState(json, statePath);
   const { assets, params } = loadModelFolder(dir);
-  const rlPath = join(dir, RL_WEIGHTS_FILE);
-  let rlParams: HostParams | null = null;
-  if (existsSync(rlPath)) {
-    const { tensors } = readSafetensors(rlPath);
-    validateTensors(tensors, paramShapes(assets.cfg), rlPath);
-    rlParams = {};
-    for (const name of Object.keys(params)) rlParams[name] = { shape: [...tensors[name].shape], data: tensors[name].data };
-  }
+  // Weights kept beside the model's (the same tensors, checked against the model's config), or null.
+  const extraWeights = (file: string): HostParams | null => {
+    const path = join(dir, file);
+    if (!existsSync(path)) return null;
+    const { tensors } = readSafetensors(path);
+    validateTensors(tensors, paramShapes(assets.cfg), path);
+    const out: HostParams = {};
+    for (const name of Object.keys(params)) out[name] = { shape: [...tensors[name].shape], data: tensors[name].data };
+    return out;
+  };
+  const rlParams = extraWeights(RL_WEIGHTS_FILE);
+  const referenceParams = extraWeights(REFERENCE_WEIGHTS_FILE);
   const optimizerPath = join(dir, OPTIMIZER_FILE);
   let optimizer: AdamWState | null = null;
   if (existsSync(optimizerPath)) {
@@ -141,5 +150,5 @@ export function loadTrainCheckpoint<S>(dir: string, parseState: (json: unknown, 
     }
     optimizer = { step, config, m, v };
   }
-  return { assets, params, rlParams, optimizer, state };
+  return { assets, params, rlParams, referenceParams, optimizer, state };
 }

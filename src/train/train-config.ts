@@ -130,6 +130,13 @@ export const trainConfigSchema = z.strictObject({
        * to −0.077; so the default keeps β constant.
        */
       klBetaEndRatio: z.number().min(0, 'must be ≥ 0').max(1, 'must be ≤ 1').default(1),
+      /**
+       * Every this many RL steps the KL's reference becomes the current RL weights (ProRL's reference
+       * reset, Liu et al. 2025); null: the warm start throughout. With β·KL the policy settles near
+       * π_ref·exp(A/β), so a fixed reference caps each state's logit gap at about ΔA/β; a reset lets
+       * the gap grow by that much again, while each period still holds the policy near where it was.
+       */
+      referenceResetEvery: z.number().int().min(1, 'must be ≥ 1').nullable().default(null),
     })
     .prefault({}),
   /**
@@ -284,9 +291,15 @@ export function parseTrainConfig(config: unknown): TrainSettings {
 }
 
 /** The loss fields the loss itself reads (the schedule is the trainer's). */
-export function rlLossConfig(loss: TrainSettings['loss']): Omit<TrainSettings['loss'], 'klBetaEndRatio'> {
-  const { klBetaEndRatio: _ratio, ...rest } = loss;
+export function rlLossConfig(loss: TrainSettings['loss']): Omit<TrainSettings['loss'], 'klBetaEndRatio' | 'referenceResetEvery'> {
+  const { klBetaEndRatio: _ratio, referenceResetEvery: _reset, ...rest } = loss;
   return rest;
+}
+
+/** True when the reference is reset to the RL weights after RL step `step` (never after the last). */
+export function resetsReferenceAfter(loss: TrainSettings['loss'], step: number, steps: number): boolean {
+  const every = loss.referenceResetEvery;
+  return loss.klBeta > 0 && every !== null && step % every === 0 && step < steps;
 }
 
 /** β of an RL step (1-based) under the run's schedule. */

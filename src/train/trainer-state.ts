@@ -52,6 +52,12 @@ export const trainerStateSchema = z.object({
     .object({ firstStep: z.number().int().min(1), count: z.number().int().min(1) })
     .nullable()
     .default(null),
+  /**
+   * The KL's reference when a reset replaced the warm start (train-config.ts loss.referenceResetEvery):
+   * the RL step whose weights it holds, saved beside the model as `reference-weights.safetensors`.
+   * Null (or absent, in older checkpoints): the warm start.
+   */
+  reference: z.object({ step: z.number().int().min(1) }).nullable().default(null),
   /** Per-step metrics so far, by step. */
   metrics: z.record(z.string(), z.record(z.string(), z.number().nullable())),
 });

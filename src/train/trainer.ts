@@ -12,16 +12,16 @@ import { nowIso } from '../core/ids.ts';
 import type { EnvSpec } from '../envs/env.ts';
 import { tree } from '../model/engine.ts';
 import { ParamTrainer } from '../model/param-trainer.ts';
-import { toHostParams, toParams, type Params } from '../model/params.ts';
+import { toHostParams, toParams, type HostParams, type Params } from '../model/params.ts';
 import type { EmbeddedPolicy } from '../policy/embedded.ts';
 import type { Store } from '../store/store.ts';
 import { AdamW } from '../model/adamw.ts';
 import { rewardsForReportMode } from '../rewards/report-mode.ts';
-import { loadModelFolder, RL_WEIGHTS_FILE, saveModelFolder, saveTrainCheckpoint, type TrainCheckpoint } from './checkpoint-io.ts';
+import { loadModelFolder, REFERENCE_WEIGHTS_FILE, RL_WEIGHTS_FILE, saveModelFolder, saveTrainCheckpoint, type TrainCheckpoint } from './checkpoint-io.ts';
 import { createDefaultModel, type ModelAssets } from './default-model.ts';
 import { parseLossConfig } from './loss-config.ts';
 import { LayoutShapes } from './rl-batch.ts';
-import { rlLossConfig, type TrainSettings } from './train-config.ts';
+import { resetsReferenceAfter, rlLossConfig, type TrainSettings } from './train-config.ts';
 import { evalMetrics, periodicEval, type PeriodicEval } from './trainer-eval.ts';
 import { frozenLogprobs, rlLoss, type RlStepInputs } from './trainer-loss.ts';
 import { trainerPolicy } from './trainer-policy.ts';
@@ -105,10 +105,16 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
   let episodes: number;
   let lastEval: PeriodicEval | null = null;
   let average: WeightAverage | null = null;
+  // The KL's reference after a reset (host copy, for checkpoints) and the step whose weights it holds; null: the warm start.
+  let referenceHost: HostParams | null = resume?.referenceParams ?? null;
+  let referenceStep: number | null = resume?.state.reference?.step ?? null;
   if (resume) {
     const restored = resume.state.weightAverage;
     if (restored && !resume.rlParams) {
       throw new UsageError(`the checkpoint of step ${resume.state.step} averages weights but has no ${RL_WEIGHTS_FILE} (RL's own weights) to continue from`);
+    }
+    if (referenceStep !== null && !referenceHost) {
+      throw new UsageError(`the checkpoint of step ${resume.state.step} has a reference reset at step ${referenceStep} but no ${REFERENCE_WEIGHTS_FILE}`);
     }
     assets = resume.assets;
     params = toParams(resume.rlParams ?? resume.params);
@@ -150,6 +156,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
       wallSeconds: wall(),
       warmStart: warm,
       weightAverage: average && average.count > 0 ? { firstStep: average.firstStep, count: average.count } : null,
+      reference: referenceStep !== null ? { step: referenceStep } : null,
       metrics: history,
     };
   }
@@ -214,7 +221,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
     const trainer = new ParamTrainer<RlStepInputs>(params, rlLoss(assets.cfg, lossSettings, { sftWeight: settings.report.weight }), optimizer);
     let reference: RlStepContext<O>['reference'] = null;
     if (lossSettings.klBeta > 0) {
-      const refParams = toParams(loadModelFolder(join(runDir, warm?.path ?? WARM_START_PATH)).params);
+      const refParams = toParams(referenceHost ?? loadModelFolder(join(runDir, warm?.path ?? WARM_START_PATH)).params);
       reference = { params: refParams, forward: frozenLogprobs(assets.cfg) };
     }
     const ctx: RlStepContext<O> = {
@@ -242,9 +249,20 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
         const result = await rlStep(ctx, step);
         episodes += result.episodes;
         const averaging = average !== null && step >= average.firstStep;
-        const snapshot = averaging || step % settings.checkpointEvery === 0 || step === settings.steps ? await toHostParams(trainer.params) : null;
+        const resetting = reference !== null && resetsReferenceAfter(settings.loss, step, settings.steps);
+        const snapshot =
+          averaging || resetting || step % settings.checkpointEvery === 0 || step === settings.steps ? await toHostParams(trainer.params) : null;
         if (averaging) average!.add(snapshot!);
         const metrics: Record<string, number> = { ...result.metrics, 'episodes/total': episodes };
+        // The reference this step's KL was taken to (0: the warm start).
+        if (reference) metrics['kl/reference_step'] = referenceStep ?? 0;
+        if (resetting) {
+          // The next steps' KL is to these weights (train-config.ts loss.referenceResetEvery).
+          tree.dispose(reference!.params);
+          reference!.params = toParams(snapshot!);
+          referenceHost = snapshot;
+          referenceStep = step;
+        }
         if (step % settings.evalEvery === 0 || step === settings.steps) {
           lastEval = await periodicEval({ spec, options, policy, episodes: settings.evalEpisodes, maxTurns, maxTokens, concurrency: settings.rollout.concurrency });
           Object.assign(metrics, evalMetrics(lastEval));
@@ -261,6 +279,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
             assets,
             params: averaged ?? snapshot!,
             rlParams: averaged ? snapshot : null,
+            referenceParams: referenceStep !== null ? referenceHost : null,
             optimizer: await trainer.optimizer.state(),
             state,
           });

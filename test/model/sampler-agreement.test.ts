@@ -21,7 +21,7 @@ test('untempered and sampling logprobs equal the training forward at T=0.7 (batc
   const prefixCache = new PrefixCache();
   // Block size 8: decoding merges several blocks into the cache and grows it (capacity 32 -> 64);
   // different lengths make rows finish apart (the batch compacts mid-way).
-  const sampler = new Sampler(cfg, params, { blockSize: 8, prefixCache, prefixGranule: 8, seed: 1 });
+  const sampler = new Sampler(cfg, params, { blockSize: 8, prefixCache, prefixGranule: 8, seed: 1, sequenceCache: false });
   const system = tokens(24, 1);
   const requests: SampleRequest[] = [
     { promptIds: [...system, ...tokens(5, 2)], n: 3, maxTokens: 40, temperature: 0.7, seed: 10 },

@@ -12,7 +12,7 @@ before(async () => {
 
 test('n samples of a prompt share one prefill', async () => {
   const cfg = samplerConfig();
-  const sampler = new Sampler(cfg, samplerParams(cfg), { prefixCache: false });
+  const sampler = new Sampler(cfg, samplerParams(cfg), { prefixCache: false, sequenceCache: false });
   const prompt = tokens(11, 2);
   const [samples] = await sampler.generate([{ promptIds: prompt, n: 5, maxTokens: 4, temperature: 1, seed: 3 }]);
   assert.equal(samples.length, 5);
@@ -44,12 +44,12 @@ test('a prefix shared by the prompts is computed once (cut to the granule), cach
     [...system, ...tokens(1, 8)],
   ];
   const requests = prompts.map((promptIds) => ({ promptIds, n: 2, maxTokens: 9, temperature: 0.8, seed: 21 }));
-  const plain = new Sampler(cfg, params, { prefixCache: false, blockSize: 8 });
+  const plain = new Sampler(cfg, params, { prefixCache: false, sequenceCache: false, blockSize: 8 });
   const expected = await plain.generate(requests);
   assert.equal(plain.stats.prefill.tokens, 30 * 3 + 4 + 7 + 1);
 
   const prefixCache = new PrefixCache();
-  const cached = new Sampler(cfg, params, { prefixCache, blockSize: 8, prefixGranule: 8 });
+  const cached = new Sampler(cfg, params, { prefixCache, blockSize: 8, prefixGranule: 8, sequenceCache: false });
   const first = await cached.generate(requests);
   // 30 shared tokens, cached in multiples of 8: 24 run once, the other 6 with each row.
   const rows = 6 + 4 + (6 + 7) + (6 + 1);
@@ -86,7 +86,7 @@ test('the prefix cache keeps to its byte budget, dropping the least recently use
   const params = samplerParams(cfg, 4);
   // One 24-token prefix: 2 layers x (k + v) x 2 kv heads x 24 x 8 floats x 4 bytes = 6,144 bytes.
   const prefixCache = new PrefixCache({ maxBytes: 13_000 });
-  const sampler = new Sampler(cfg, params, { prefixCache, prefixGranule: 8 });
+  const sampler = new Sampler(cfg, params, { prefixCache, prefixGranule: 8, sequenceCache: false });
   const run = (seed: number) => {
     const system = tokens(24, seed);
     return sampler.generate([

@@ -41,6 +41,7 @@ function state(step: number): TrainerState {
     wallSeconds: 3.5,
     warmStart: null,
     weightAverage: null,
+    reference: null,
     metrics: { '1': { 'reward/mean': 0.25 } },
   };
 }
@@ -94,6 +95,16 @@ test('a training checkpoint round-trips exactly and its folder loads as model:DI
   const wrongShape = { ...rlParams, 'model.norm.weight': { shape: [1], data: new Float32Array(1) } };
   saveTrainCheckpoint(runDir, 9, { assets, params, rlParams: wrongShape, optimizer, state: averaging });
   assert.throws(() => loadTrainCheckpoint(join(runDir, checkpointPath(9)), parseTrainerState), /rl-weights\.safetensors: tensor "model\.norm\.weight" has shape \[1\]/);
+  // After a reference reset the KL's reference sits beside the model too, checked the same way.
+  assert.equal(withAverage.referenceParams, null, 'no reference file without a reset');
+  const referenceParams = Object.fromEntries(Object.entries(params).map(([k, t]) => [k, { shape: t.shape, data: t.data.map((x) => x - 2) }]));
+  const reset = { ...averaging, reference: { step: 6 } };
+  saveTrainCheckpoint(runDir, 10, { assets, params, rlParams, referenceParams, optimizer, state: reset });
+  const withReference = loadTrainCheckpoint(join(runDir, checkpointPath(10)), parseTrainerState);
+  assert.deepEqual(withReference.state.reference, { step: 6 });
+  for (const name of Object.keys(params)) assert.deepEqual(withReference.referenceParams?.[name].data, referenceParams[name].data, `reference ${name}`);
+  saveTrainCheckpoint(runDir, 11, { assets, params, referenceParams: wrongShape, optimizer, state: reset });
+  assert.throws(() => loadTrainCheckpoint(join(runDir, checkpointPath(11)), parseTrainerState), /reference-weights\.safetensors: tensor "model\.norm\.weight" has shape \[1\]/);
   // A checkpoint with no optimizer (the random init) reads back with null moments.
   const init = saveTrainCheckpoint(runDir, 0, { assets, params, optimizer: null, state: state(0) });
   assert.equal(loadTrainCheckpoint(join(runDir, init), parseTrainerState).optimizer, null);

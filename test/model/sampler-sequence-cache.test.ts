@@ -1,0 +1,118 @@
+/**
+ * The sampler's sequence cache: a prompt that continues a finished sequence (the next turn of a
+ * conversation) prefills only its new tokens, and samples exactly what the sampler without the cache
+ * samples, with the training forward's logprobs; partial matches, misses beside hits, the byte
+ * budget, and new weights.
+ */
+import assert from 'node:assert/strict';
+import { before, test } from 'node:test';
+import { initEngine, np } from '../../src/model/engine.ts';
+import { sequenceLogprobs } from '../../src/model/logprobs.ts';
+import { Sampler, type SampleRequest, type SampleResult } from '../../src/model/sampler.ts';
+import { SEQUENCE_BLOCK, SequenceCache, SequenceRows } from '../../src/model/sequence-cache.ts';
+import { maxAbsDiff, samplerConfig, samplerParams, tokens } from './sampler-fixtures.ts';
+
+before(async () => {
+  await initEngine({ threads: 1 });
+});
+
+const cfg = samplerConfig();
+
+function assertSame(got: SampleResult[][], want: SampleResult[][]): void {
+  got.flat().forEach((s, i) => {
+    const w = want.flat()[i];
+    assert.deepEqual(s.tokenIds, w.tokenIds, `sample ${i}`);
+    assert.ok(maxAbsDiff(s.modelLogprobs, w.modelLogprobs) < 1e-4, `sample ${i}: ${s.modelLogprobs} vs ${w.modelLogprobs}`);
+    assert.ok(maxAbsDiff(s.logprobs, w.logprobs) < 1e-4, `sample ${i} sampling logprobs`);
+  });
+}
+
+test('the next turn continues the cached sequences: only new tokens run, the samples are the uncached ones', async () => {
+  const params = samplerParams(cfg, 5);
+  // Block size 8: the first turn decodes over several merged blocks; different lengths make rows
+  // finish apart, so some are kept when the batch compacts and the rest at the end.
+  const options = { blockSize: 8, prefixGranule: 8, seed: 1 };
+  const cached = new Sampler(cfg, params, { ...options, sequenceCache: new SequenceCache() });
+  const plain = new Sampler(cfg, params, { ...options, sequenceCache: false });
+  const system = tokens(20, 1);
+  const turn1: SampleRequest[] = [
+    { promptIds: [...system, ...tokens(5, 2)], n: 2, maxTokens: 30, temperature: 0.8, seed: 10 },
+    { promptIds: [...system, ...tokens(3, 3)], n: 1, maxTokens: 4, temperature: 0.8, seed: 11 },
+    { promptIds: [...system, ...tokens(9, 4)], n: 1, maxTokens: 13, temperature: 0.8, seed: 12 },
+  ];
+  const first = await cached.generate(turn1);
+  assertSame(first, await plain.generate(turn1));
+  assert.equal(cached.sequenceCache!.size, 4, 'every sample kept');
+  assert.equal(cached.stats.prefill.sequenceReusedTokens, 0);
+
+  // Turn 2: each sample's conversation goes on (its prompt, its sample, a reply); one answer comes back
+  // re-tokenised differently from its third token (reused up to there); two new conversations share a
+  // new system prompt and miss.
+  const samples = first.flatMap((r, i) => r.map((s) => ({ prompt: turn1[i].promptIds, ids: s.tokenIds })));
+  const continued = samples.map(({ prompt, ids }, k) => [...prompt, ...ids, ...tokens(4, 20 + k)]);
+  const altered = [...samples[0].prompt, ...samples[0].ids.slice(0, 2), (samples[0].ids[2] + 1) % cfg.vocabSize, ...tokens(3, 30)];
+  const otherSystem = tokens(SEQUENCE_BLOCK, 40).map((t) => (t + 7) % cfg.vocabSize);
+  const fresh = [
+    [...otherSystem, ...tokens(3, 41)],
+    [...otherSystem, ...tokens(6, 42)],
+  ];
+  const prompts = [...continued, altered, ...fresh];
+  const turn2: SampleRequest[] = prompts.map((promptIds, k) => ({ promptIds, n: k === 0 ? 2 : 1, maxTokens: 6 + k, temperature: 0.9, seed: 50 + k }));
+  const before = { ...cached.stats.prefill };
+  const second = await cached.generate(turn2);
+  assertSame(second, await plain.generate(turn2));
+  // A finished sample's sequence is its prompt and every token but the last (never fed to the model).
+  const expected = [...samples.map(({ prompt, ids }) => prompt.length + ids.length - 1), samples[0].prompt.length + 2];
+  assert.equal(cached.stats.prefill.sequenceReusedTokens - before.sequenceReusedTokens, expected.reduce((a, b) => a + b, 0));
+  // What ran: the hits' new tokens, the misses' shared prefix once (16 tokens, two granules) and their own tails.
+  const ran = prompts.slice(0, 5).reduce((n, p, i) => n + p.length - expected[i], 0) + SEQUENCE_BLOCK + 3 + 6;
+  assert.equal(cached.stats.prefill.tokens - before.tokens, ran);
+
+  // And the logprobs are the training forward's.
+  const flat = second.flat();
+  const requestOf = turn2.flatMap((r, i) => Array.from({ length: r.n ?? 1 }, () => i));
+  const forward = await sequenceLogprobs(cfg, params, flat.map((s, i) => ({ promptIds: turn2[requestOf[i]].promptIds, completionIds: s.tokenIds })));
+  flat.forEach((s, i) => assert.ok(maxAbsDiff(s.modelLogprobs, forward.logprobs[i]) < 1e-4, `turn 2 sample ${i}`));
+
+  // New weights drop the cache: nothing computed with the old ones is reused.
+  cached.setParams(samplerParams(cfg, 6));
+  assert.equal(cached.sequenceCache!.size, 0);
+  cached.dispose();
+  plain.dispose();
+});
+
+test('the cache finds the longest shared prefix, keeps each sequence once, and keeps to its byte budget', () => {
+  const H = cfg.numKvHeads;
+  const hd = cfg.headDim;
+  const rows = (n: number, slots: number) =>
+    new SequenceRows(
+      Array.from({ length: cfg.numLayers }, () => ({ k: np.zeros([n, H, slots, hd]), v: np.zeros([n, H, slots, hd]) })),
+      Array.from({ length: n }, () => slots),
+    );
+  const a = tokens(40, 1);
+  const b = [...a.slice(0, 33), ...tokens(7, 2)];
+  // One row of 40 slots: 2 layers x (k + v) x 2 heads x 40 x 8 floats x 4 bytes = 10,240 bytes.
+  const cache = new SequenceCache({ maxBytes: 25_000 });
+  cache.insert(rows(2, 40), [
+    { tokens: a, row: 0 },
+    { tokens: b, row: 1 },
+  ]);
+  assert.equal(cache.size, 2);
+  const probe = [...a.slice(0, 35), 99];
+  assert.deepEqual(cache.match(probe)?.length, 35, 'the longer match wins');
+  assert.equal(cache.match(probe)?.entry.row, 0);
+  assert.equal(cache.match([...b, 5], 36)?.length, 36, 'capped by maxLength');
+  assert.equal(cache.match(tokens(40, 9)), null, 'nothing shared');
+  assert.equal(cache.match(a.slice(0, SEQUENCE_BLOCK - 1)), null, 'shorter than a block');
+  cache.insert(rows(1, 40), [{ tokens: a, row: 0 }]);
+  assert.equal(cache.size, 2, 'a sequence already cached is not added twice');
+  // A third row goes over the budget: the least recently used (b: a was matched last) leaves.
+  cache.match(probe);
+  const c = tokens(40, 3);
+  cache.insert(rows(1, 40), [{ tokens: c, row: 0 }]);
+  assert.equal(cache.size, 2);
+  assert.equal(cache.match([...b, 1])?.length, 33, 'b is gone: only the prefix it shared with a is found');
+  assert.equal(cache.match([...c, 1])?.length, 40);
+  cache.clear();
+  assert.equal(cache.size, 0);
+});
