@@ -4,7 +4,9 @@
  *   { estimator: 'grpo', scale: 'group', dropZeroVariance: true }
  *   { estimator: 'gae', gamma: 1, lambda: 0.95, whiten: true, clip: 5 }
  *   { estimator: 'tree' }   per-decision credit from the history a group's samples share (tree.ts)
- * Dense decision groups are a different unit (samples of one decision): see dense.ts.
+ *   { estimator: 'dense' }  per-decision groups of a dense env (dense.ts): a different unit (the
+ *                           samples of one decision), computed by decisionAdvantages
+ *                           (from-decisions.ts), not here
  */
 import { z } from 'zod';
 import { gaeAdvantages, gaeOptionsSchema, type TurnValues } from './gae.ts';
@@ -15,6 +17,7 @@ import { rlooAdvantages } from './rloo.ts';
 import { treeAdvantages, treeOptionsSchema } from './tree.ts';
 import type { ScoredGroup, TrajectoryAdvantages } from './types.ts';
 import { checkScoredGroups, parseOptions } from './validate.ts';
+import { denseOptionsSchema } from './dense.ts';
 
 const postprocess = {
   /** Drop groups whose rewards are all equal (or that have one sample) before estimating. */
@@ -32,6 +35,7 @@ export const advantageConfigSchema = z.discriminatedUnion('estimator', [
   gaeOptionsSchema.extend({ estimator: z.literal('gae'), ...postprocess }),
   outcomeOptionsSchema.extend({ estimator: z.literal('outcome'), ...postprocess }),
   treeOptionsSchema.extend({ estimator: z.literal('tree'), ...postprocess }),
+  denseOptionsSchema.extend({ estimator: z.literal('dense'), dropZeroVariance: postprocess.dropZeroVariance }),
 ]);
 export type AdvantageConfig = z.input<typeof advantageConfigSchema>;
 
@@ -50,6 +54,7 @@ export function computeAdvantages(
   values?: TurnValues,
 ): AdvantageResult {
   const c = parseOptions(advantageConfigSchema, config, 'advantage');
+  if (c.estimator === 'dense') throw new Error('advantage: the dense estimator scores decisions, not trajectories (decisionAdvantages in from-decisions.ts)');
   checkScoredGroups(groups);
   if (values && c.estimator !== 'gae') {
     throw new Error(`advantage: values are only used by the gae estimator, not ${c.estimator}`);

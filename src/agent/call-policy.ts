@@ -4,7 +4,8 @@ import type { Policy, PolicyRequest } from '../policy/policy.ts';
 import { untilAborted } from '../core/abortable.ts';
 
 export type PolicyCallResult =
-  | { kind: 'completion'; completion: Completion; latencyMs: number }
+  /** `others`: the completions after the first when the request asked for n > 1. */
+  | { kind: 'completion'; completion: Completion; others: Completion[]; latencyMs: number }
   | { kind: 'timeout'; latencyMs: number };
 
 /** Thrown when the policy broke its contract or failed; the episode records it as failed. */
@@ -42,11 +43,12 @@ export async function callPolicy(
   } finally {
     clearTimeout(timer);
   }
-  const completion = Array.isArray(completions) ? completions[0] : undefined;
-  if (!completion || typeof completion.text !== 'string' || typeof completion.finishReason !== 'string') {
-    throw new PolicyFailure(`policy '${policy.name}' returned no completion with a text and a finishReason`);
-  }
-  return { kind: 'completion', completion, latencyMs: performance.now() - start };
+  const valid = (c: Completion | undefined): c is Completion => !!c && typeof c.text === 'string' && typeof c.finishReason === 'string';
+  const [completion, ...others] = Array.isArray(completions) ? completions : [];
+  if (!valid(completion)) throw new PolicyFailure(`policy '${policy.name}' returned no completion with a text and a finishReason`);
+  const bad = others.findIndex((c) => !valid(c));
+  if (bad >= 0) throw new PolicyFailure(`policy '${policy.name}': completion ${bad + 1} of ${completions.length} has no text or finishReason`);
+  return { kind: 'completion', completion, others, latencyMs: performance.now() - start };
 }
 
 

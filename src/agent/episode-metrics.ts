@@ -12,6 +12,8 @@ export interface EpisodeCounts {
   timeouts: number;
   promptTokens: number;
   completionTokens: number;
+  /** Tokens of the other samples drawn at decisions (EpisodeSettings.decisionSamples). */
+  alternativeTokens: number;
   /** False once a completion came without token ids: the token counts are then unknown. */
   tokensKnown: boolean;
   policyMs: number;
@@ -28,6 +30,7 @@ export function newCounts(): EpisodeCounts {
     timeouts: 0,
     promptTokens: 0,
     completionTokens: 0,
+    alternativeTokens: 0,
     tokensKnown: true,
     policyMs: 0,
     envMs: 0,
@@ -51,6 +54,8 @@ export function episodeMetrics(counts: EpisodeCounts, turns: number, outcome: Ou
     metrics.promptTokens = counts.promptTokens;
     metrics.completionTokens = counts.completionTokens;
   }
+  // Tokens of the decisions' other samples (EpisodeSettings.decisionSamples), generated but not played.
+  if (counts.alternativeTokens > 0) metrics.alternativeTokens = counts.alternativeTokens;
   if (outcome !== null) {
     metrics.win = outcome === 'win' ? 1 : 0;
     metrics.loss = outcome === 'loss' ? 1 : 0;

@@ -22,6 +22,12 @@ export const episodeSettingsSchema = z.strictObject({
    * tokens (policy.countTokens); the policy's context length applies as well.
    */
   contextBudget: z.number().int().min(1).optional(),
+  /**
+   * Answers drawn at each decision of an env that scores every legal action exactly
+   * (env.actionRewards, dense envs): the first is played, the others are recorded beside it with
+   * their exact expected rewards (LlmCall.decision), for per-decision groups. 1: only the played one.
+   */
+  decisionSamples: z.number().int().min(1).max(64).default(1),
 });
 
 export type EpisodeSettings = z.output<typeof episodeSettingsSchema> & {

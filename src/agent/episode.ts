@@ -15,8 +15,9 @@ import { newId } from '../core/ids.ts';
 import type { Message, ToolCall, ToolSpec } from '../core/messages.ts';
 import { Rng } from '../core/random.ts';
 import { describeZodError, envResetSchema, envStepSchema } from '../core/schemas.ts';
-import type { ParseErrorKind, Trajectory, TrajectoryStatus, Turn } from '../core/trajectory.ts';
-import type { Env, EnvReset, EnvStep } from '../envs/env.ts';
+import type { DecisionSamples, ParseErrorKind, Trajectory, TrajectoryStatus, Turn } from '../core/trajectory.ts';
+import { sampledActionRewards } from '../envs/action-rewards.ts';
+import type { Action, Env, EnvReset, EnvStep } from '../envs/env.ts';
 import type { Policy, PolicyRequest } from '../policy/policy.ts';
 import { callPolicy, errorText } from './call-policy.ts';
 import { isoNow } from './iso-now.ts';
@@ -34,7 +35,9 @@ import {
 } from './prompt.ts';
 import { envRewardParts, INVALID_ACTION_PART, scoreTurn } from './turn-rewards.ts';
 
-export interface EpisodeInput extends EpisodeSettings {
+export interface EpisodeInput extends Omit<EpisodeSettings, 'decisionSamples'> {
+  /** Answers drawn per decision of a dense env (EpisodeSettings.decisionSamples); default 1. */
+  decisionSamples?: number;
   /** The env instance, or a factory (a factory that throws fails the episode instead of the caller). */
   env: Env | (() => Env);
   /** The env's name, recorded on the trajectory. */
@@ -237,9 +240,16 @@ class Episode {
     }
   }
 
+  /** Answers to draw per decision: `decisionSamples` where the env scores every legal action, else 1. */
+  private samplesPerDecision(): number {
+    const k = this.input.decisionSamples ?? 1;
+    return k > 1 && typeof this.env.actionRewards === 'function' ? k : 1;
+  }
+
   /** One policy call, recorded on the turn; null when it timed out (the episode has ended). */
   private async ask(turn: Turn): Promise<Completion | null> {
     const { input } = this;
+    const k = this.samplesPerDecision();
     const request: PolicyRequest = {
       messages: this.messages.slice(),
       tools: this.tools,
@@ -250,6 +260,7 @@ class Episode {
       stop: input.stop,
       seed: this.seeds.nextUint32(),
       view: this.env,
+      ...(k > 1 ? { n: k } : {}),
     };
     const result = await callPolicy(input.policy, request, input.callTimeoutMs, input.signal);
     turn.timings.policyMs += result.latencyMs;
@@ -270,6 +281,10 @@ class Episode {
           };
     turn.calls.push({ messages: request.messages, tools: this.tools, completion, latencyMs: result.latencyMs });
     if (result.kind === 'completion') this.countCompletion(completion);
+    if (result.kind === 'completion' && k > 1 && completion.finishReason !== 'error') {
+      turn.calls[turn.calls.length - 1].decision = await this.scoreDecision(turn, [completion, ...result.others]);
+      for (const other of result.others) this.counts.alternativeTokens += other.completionTokenIds?.length ?? 0;
+    }
     if (completion.finishReason === 'timeout') {
       this.counts.timeouts++;
       this.end('truncated', `policy call timed out after ${input.callTimeoutMs ?? Math.round(result.latencyMs)} ms`);
@@ -280,6 +295,36 @@ class Episode {
     }
     if (completion.finishReason === 'length') this.counts.lengthFinishes++;
     return completion;
+  }
+
+  /**
+   * The decision's answers scored exactly (envs/action-rewards.ts): each one's sole action call, if
+   * legal, gets the env's expected reward for that action now; an answer that is not a legal action
+   * gets the env's invalid-action penalty; one that only asks for information gets null.
+   */
+  private async scoreDecision(turn: Turn, completions: Completion[]): Promise<DecisionSamples> {
+    const env = this.env;
+    const values = await this.envCall('actionRewards', turn, () => env.actionRewards!());
+    if (!Array.isArray(values)) throw new EpisodeFailure(`env.actionRewards must return a list, got ${typeof values}`);
+    const actions = completions.map((completion): Action | null | 'asks' => {
+      const answer = parseCompletion(completion, this.tools, { idPrefix: 'alt_' });
+      if (answer.error) return null;
+      const moves = answer.calls.filter((call) => !this.informationalNames.has(call.name));
+      if (moves.length === 0 && answer.calls.length > 0) return 'asks';
+      if (moves.length !== 1 || this.refusal(moves[0]) !== null) return null;
+      return { name: moves[0].name, arguments: moves[0].arguments };
+    });
+    let scored: number[];
+    try {
+      scored = sampledActionRewards(values, actions.map((a) => (a === 'asks' ? null : a)), env.invalidAction.penalty);
+    } catch (error) {
+      throw new EpisodeFailure(`scoring the decision's samples: ${errorText(error)}`);
+    }
+    return {
+      alternatives: completions.slice(1),
+      rewards: scored.map((r, j) => (actions[j] === 'asks' ? null : r)),
+      invalid: actions.map((a) => a === null),
+    };
   }
 
   private countCompletion(completion: Completion): void {

@@ -13,6 +13,25 @@ export interface LlmCall {
   latencyMs: number;
   /** Set when the env refused this call's answer (not a legal action), retried or not. */
   invalid?: boolean;
+  /** The other answers drawn at this decision, each scored exactly (dense envs; EpisodeSettings.decisionSamples). */
+  decision?: DecisionSamples;
+}
+
+/**
+ * Samples of one decision beside the played answer (DESIGN rule 5): drawn with it from the same
+ * prompt and weights, never played, each scored by the env's exact expected reward of its action.
+ */
+export interface DecisionSamples {
+  /** The other completions (the played one is the call's own `completion`). */
+  alternatives: Completion[];
+  /**
+   * Per completion, the played one first: its action's exact expected reward now (env.actionRewards),
+   * the env's invalid-action penalty for an answer that is not a legal action, null when the env
+   * scored no such action.
+   */
+  rewards: (number | null)[];
+  /** Per completion, the played one first: the answer is not a legal action. */
+  invalid: boolean[];
 }
 
 export type ParseErrorKind = 'no_tool_call' | 'malformed_json' | 'unknown_tool' | 'bad_arguments' | 'empty';

@@ -171,6 +171,7 @@ export async function runRollouts<O extends Record<string, unknown>>(request: Ro
         callTimeoutMs: settings.callTimeoutMs,
         maxInformationalCalls: settings.maxInformationalCalls,
         contextBudget: settings.contextBudget,
+        decisionSamples: settings.decisionSamples,
         rewards,
         signal: request.signal,
         env: () => spec.create(options),

@@ -76,6 +76,12 @@ const llmCallSchema = z.looseObject({
   completion: completionSchema,
   latencyMs: finite,
   invalid: z.boolean().optional(),
+  decision: z
+    .looseObject({ alternatives: z.array(completionSchema), rewards: z.array(finite.nullable()), invalid: z.array(z.boolean()) })
+    .refine((d) => d.rewards.length === d.alternatives.length + 1 && d.invalid.length === d.rewards.length, {
+      message: 'rewards and invalid need one entry per completion (the played one first)',
+    })
+    .optional(),
 });
 
 const turnSchema = z.looseObject({

@@ -18,7 +18,8 @@ import { parseSamplesConfig, type SamplesConfig } from './samples-config.ts';
 import { packConversation } from './samples-pack.ts';
 import { EXCLUSION_REASONS, type ExclusionReason, type SampleBatch, type SampleStats, type TrainingSample } from './samples-types.ts';
 
-function emptyStats(): SampleStats {
+/** Stats of a batch before any sample is built (every count 0). */
+export function emptySampleStats(): SampleStats {
   return {
     trajectories: 0,
     calls: 0,
@@ -51,7 +52,7 @@ export function buildSamples(
 ): SampleBatch {
   const c = parseSamplesConfig(config);
   const byId = indexTrajectories(trajectories);
-  const stats = emptyStats();
+  const stats = emptySampleStats();
   const samples: TrainingSample[] = [];
   let packedCalls = 0;
 

@@ -107,6 +107,12 @@ export const trainConfigSchema = z.strictObject({
       maxTokens: positiveInt.nullable().default(null),
       /** Sampling temperature of the rollouts. */
       temperature: z.number().gt(0).max(10).default(1),
+      /**
+       * Answers drawn at each decision of a dense env, the first played and the others scored beside
+       * it by the env's exact action values (agent/episode.ts); what `advantage.estimator` 'dense'
+       * compares. null: 1.
+       */
+      decisionSamples: z.number().int().min(1).max(64).nullable().default(null),
     })
     .prefault({}),
   advantage: advantageConfigSchema.prefault({ estimator: 'grpo', dropZeroVariance: true }),
@@ -284,6 +290,9 @@ export function parseTrainConfig(config: unknown): TrainSettings {
   // RL's schedule counts RL steps: a cosine decay ends with the run unless told otherwise.
   if (c.optimizer.decay === 'cosine' && c.optimizer.totalSteps === undefined) c.optimizer.totalSteps = Math.max(1, c.steps);
   // Cross-field checks of the parts.
+  if (c.advantage.estimator === 'dense' && (c.episode.decisionSamples ?? 1) < 2) {
+    throw new UsageError('train config: train.episode.decisionSamples: the dense estimator compares the samples of a decision, so it needs at least 2');
+  }
   parseLossConfig(rlLossConfig(c.loss), 'train.loss');
   parseAdamWConfig(c.optimizer, 'train.optimizer');
   parseAdamWConfig(c.warmStart.optimizer, 'train.warmStart.optimizer');

@@ -33,14 +33,18 @@ export function rolloutMetrics(summary: RolloutSummary, trajectories: readonly T
   for (const [part, value] of Object.entries(summary.meanRewardParts)) out[`reward/${part}`] = value;
   let prompt = 0;
   let completion = 0;
+  let alternatives = 0;
   let lengthFinishes = 0;
   for (const t of trajectories) {
     prompt += t.metrics.promptTokens ?? 0;
     completion += t.metrics.completionTokens ?? 0;
+    alternatives += t.metrics.alternativeTokens ?? 0;
     lengthFinishes += t.metrics.lengthFinishes ?? 0;
   }
   out['tokens/prompt'] = prompt;
   out['tokens/completion'] = completion;
+  // Sampled beside the played answers (episode.decisionSamples), not played.
+  out['tokens/alternatives'] = alternatives;
   out['actions/length_cut_rate'] = summary.llmCalls > 0 ? lengthFinishes / summary.llmCalls : 0;
   out['actions/completion_tokens'] = summary.llmCalls > 0 ? completion / summary.llmCalls : 0;
   return out;

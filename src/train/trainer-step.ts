@@ -10,7 +10,9 @@
  * the same forward (report-sft-samples.ts, trainer-loss.ts).
  */
 import { computeAdvantages } from '../advantage/compute.ts';
+import { decisionAdvantages } from '../advantage/from-decisions.ts';
 import { scoredGroupsFromTrajectories } from '../advantage/from-trajectories.ts';
+import type { AdvantageStats } from '../advantage/normalize.ts';
 import { Rng } from '../core/random.ts';
 import type { Trajectory } from '../core/trajectory.ts';
 import type { EnvSpec } from '../envs/env.ts';
@@ -26,6 +28,8 @@ import type { LayoutSample, LayoutShapes, RlLayout } from './rl-batch.ts';
 import { rlTensors } from './rl-batch-forward.ts';
 import { reportSftSamples } from './report-sft-samples.ts';
 import { buildSamples } from './samples.ts';
+import { buildDecisionSamples } from './samples-decisions.ts';
+import type { SampleBatch } from './samples-types.ts';
 import { mergeIdenticalSamples } from './samples-merge.ts';
 import { klBetaAt, type TrainSettings } from './train-config.ts';
 import { logprobsOnLayout, type FrozenForward } from './trainer-loss.ts';
@@ -86,7 +90,12 @@ export async function rlStep<O extends Record<string, unknown>>(ctx: RlStepConte
     seeds: stepSeeds(settings.seed, step, settings.batchSeeds),
     groupSize: settings.groupSize,
     concurrency: settings.rollout.concurrency,
-    episode: { maxTurns: ctx.maxTurns, maxTokens: ctx.maxTokens, temperature: settings.episode.temperature },
+    episode: {
+      maxTurns: ctx.maxTurns,
+      maxTokens: ctx.maxTokens,
+      temperature: settings.episode.temperature,
+      decisionSamples: settings.episode.decisionSamples ?? 1,
+    },
     rewards: ctx.rewards,
     runId: ctx.runId,
   });
@@ -95,11 +104,22 @@ export async function rlStep<O extends Record<string, unknown>>(ctx: RlStepConte
 
   // Failed episodes (an env error) carry no reward to learn from; they are counted, not trained on.
   const usable = rollout.trajectories.filter((t) => t.status !== 'failed');
-  const advantages = computeAdvantages(scoredGroupsFromTrajectories(usable), settings.advantage);
-  // A packed conversation is cut where it would no longer fit a row behind the shared prefix.
-  const prefix = ctx.shapes.prefixLength;
-  const maxPackedTokens = settings.samples.maxPackedTokens ?? (Number.isFinite(prefix) ? prefix + ctx.shapes.length + 1 : null);
-  const batch = buildSamples(usable, advantages.advantages, { ...settings.samples, maxPackedTokens, endOfTurnTokenIds: ctx.assets.stopTokenIds });
+  let advantageStats: AdvantageStats;
+  let batch: SampleBatch;
+  if (settings.advantage.estimator === 'dense') {
+    // Each decision's samples compared with each other by their exact expected rewards.
+    const { estimator: _dense, ...options } = settings.advantage;
+    const decisions = decisionAdvantages(usable, options);
+    advantageStats = decisions.stats;
+    batch = buildDecisionSamples(usable, decisions.samples, { ...settings.samples, endOfTurnTokenIds: ctx.assets.stopTokenIds });
+  } else {
+    const advantages = computeAdvantages(scoredGroupsFromTrajectories(usable), settings.advantage);
+    advantageStats = advantages.stats;
+    // A packed conversation is cut where it would no longer fit a row behind the shared prefix.
+    const prefix = ctx.shapes.prefixLength;
+    const maxPackedTokens = settings.samples.maxPackedTokens ?? (Number.isFinite(prefix) ? prefix + ctx.shapes.length + 1 : null);
+    batch = buildSamples(usable, advantages.advantages, { ...settings.samples, maxPackedTokens, endOfTurnTokenIds: ctx.assets.stopTokenIds });
+  }
   // Identical RL samples train once with their count as weight (exact); batch.stats keeps the counts before merging.
   const rl = settings.samples.mergeIdentical ? mergeIdenticalSamples(batch.samples) : { samples: batch.samples, merged: 0 };
   const reportSft = settings.report.mode === 'supervised' ? reportSftSamples(usable, ctx.assets) : null;
@@ -120,7 +140,7 @@ export async function rlStep<O extends Record<string, unknown>>(ctx: RlStepConte
 
   const metrics: Record<string, number> = {
     ...rolloutMetrics(rollout.summary, rollout.trajectories),
-    ...updateMetrics(updates, advantages.stats, batch.stats),
+    ...updateMetrics(updates, advantageStats, batch.stats),
     'samples/too_long': ctx.counts.tooLong,
     'samples/merged': rl.merged,
     ...(reportSft
@@ -136,7 +156,7 @@ export async function rlStep<O extends Record<string, unknown>>(ctx: RlStepConte
     'time/advantage_s': (t2 - t1) / 1000,
     'time/train_s': (t3 - t2) / 1000,
   };
-  const generated = metrics['tokens/completion'];
+  const generated = metrics['tokens/completion'] + metrics['tokens/alternatives'];
   metrics['throughput/rollout_tokens_per_s'] = t1 > t0 ? generated / ((t1 - t0) / 1000) : 0;
   metrics['throughput/train_tokens_per_s'] = t3 > t2 ? metrics['tokens/train_computed'] / ((t3 - t2) / 1000) : 0;
   metrics['throughput/episodes_per_s'] = rollout.trajectories.length / ((t3 - t0) / 1000);

@@ -95,6 +95,9 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
     await store.appendMetrics(Object.entries(kept).map(([name, value]) => ({ runId, step, name, value })));
   };
   const maxTurns = resolveMaxTurns(spec, options, settings);
+  if (settings.advantage.estimator === 'dense' && typeof spec.create(options).actionRewards !== 'function') {
+    throw new UsageError(`train.advantage.estimator: 'dense' needs an env that scores every legal action (actionRewards); '${spec.name}' does not`);
+  }
   const shapes = new LayoutShapes({ rows: settings.update.rows, rowMultiple: settings.update.rowMultiple ?? undefined, length: settings.update.rowLength });
 
   let assets: ModelAssets;

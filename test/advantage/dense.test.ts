@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { denseAdvantages, sampledActionRewards } from '../../src/advantage/dense.ts';
-import type { ActionValue } from '../../src/envs/env.ts';
+import { denseAdvantages } from '../../src/advantage/dense.ts';
 import { assertClose } from './close.ts';
 
 describe('denseAdvantages', () => {
@@ -43,36 +42,5 @@ describe('denseAdvantages', () => {
   it('rejects a NaN reward and bad options, naming the field', () => {
     assert.throws(() => denseAdvantages([{ groupId: 'd', samples: [{ sampleId: 'a', reward: NaN }] }]), /decisions\.0\.samples\.0\.reward/);
     assert.throws(() => denseAdvantages([], { epsilon: -1 }), /dense\.epsilon/);
-  });
-});
-
-describe('sampledActionRewards', () => {
-  const values: ActionValue[] = [
-    { action: { name: 'play', arguments: { move: 'hit' } }, expectedReward: -0.2 },
-    { action: { name: 'play', arguments: { move: 'stick' } }, expectedReward: 0.1 },
-    { action: { name: 'bet', arguments: { size: 1, odds: { num: 2, den: 1 } } }, expectedReward: 0.05 },
-  ];
-
-  it('looks each sampled action up by name and arguments; null scores the invalid penalty', () => {
-    const r = sampledActionRewards(
-      values,
-      [
-        { name: 'play', arguments: { move: 'hit' } },
-        { name: 'play', arguments: { move: 'stick' } },
-        null,
-        { name: 'bet', arguments: { odds: { den: 1, num: 2 }, size: 1 } }, // key order differs at two depths
-      ],
-      -1,
-    );
-    assert.deepEqual(r, [-0.2, 0.1, -1, 0.05]);
-  });
-
-  it('throws for a non-null action the env did not score, and for a bad env table', () => {
-    assert.throws(() => sampledActionRewards(values, [{ name: 'play', arguments: { move: 'split' } }], -1), /sampled\.0: play\(\{"move":"split"\}\)/);
-    assert.throws(
-      () => sampledActionRewards([{ action: { name: 'a', arguments: {} }, expectedReward: NaN }], [], -1),
-      /actionRewards\(\)\.0\.expectedReward/,
-    );
-    assert.throws(() => sampledActionRewards([values[0], values[0]], [], -1), /actionRewards\(\)\.1\.action: .* listed twice/);
   });
 });

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { runEpisode, type EpisodeInput } from '../../src/agent/episode.ts';
+import type { Completion } from '../../src/core/completion.ts';
 import type { Trajectory } from '../../src/core/trajectory.ts';
-import type { Policy } from '../../src/policy/policy.ts';
+import type { ActionValue } from '../../src/envs/env.ts';
+import type { Policy, PolicyRequest } from '../../src/policy/policy.ts';
 import { randomPolicy } from '../../src/policy/scripted.ts';
 import { add, completion, CounterEnv, peek, ScriptPolicy, type CounterKnobs } from './counter-env.ts';
 
@@ -355,5 +357,62 @@ describe('runEpisode: rewards and determinism', () => {
     // Different samples draw different per-call seeds.
     const many = await Promise.all(Array.from({ length: 8 }, (_, sample) => play(policy, {}, { seed: 7, sample })));
     assert.ok(new Set(many.map(seedsOf)).size > 1);
+  });
+});
+
+/** The counter env scoring every legal `add n` exactly (here 0.1 · n), optionally leaving one out; the loop needs only actionRewards. */
+class DenseCounterEnv extends CounterEnv {
+  constructor(private readonly unscored: number | null = null) {
+    super();
+  }
+  actionRewards(): ActionValue[] {
+    return this.legalActions()
+      .filter((a) => a.arguments.n !== this.unscored)
+      .map((action) => ({ action, expectedReward: 0.1 * (action.arguments.n as number) }));
+  }
+}
+
+/** Answers a request with one completion per sample it asks for, from the texts for that call. */
+class SamplesPolicy implements Policy {
+  readonly name = 'samples';
+  readonly contextLength = null;
+  readonly requests: PolicyRequest[] = [];
+  constructor(private readonly calls: string[][]) {}
+  async complete(request: PolicyRequest): Promise<Completion[]> {
+    const texts = this.calls[this.requests.length];
+    this.requests.push(request);
+    return texts.slice(0, request.n ?? 1).map((text, j) => completion(text, { promptTokenIds: [1, 2], completionTokenIds: Array.from({ length: j + 1 }, () => 5), tokenIdsExact: true }));
+  }
+}
+
+describe('runEpisode: decision samples (dense envs)', () => {
+  it('draws k answers per decision, plays the first and scores each exactly', async () => {
+    const policy = new SamplesPolicy([
+      [add(1), add(3), 'no tool call'],
+      [add(3), peek, add(2)],
+    ]);
+    const t = await play(policy, {}, { env: new DenseCounterEnv(), decisionSamples: 3 });
+    assert.deepEqual(policy.requests.map((r) => r.n), [3, 3]);
+    assert.equal(t.status, 'completed');
+    assert.deepEqual(t.turns.map((turn) => turn.actions[0].arguments.n), [1, 3], 'the first sample is the one played');
+    const [first, second] = t.turns.map((turn) => turn.calls[0].decision!);
+    assert.deepEqual(first.alternatives.map((c) => c.text), [add(3), 'no tool call']);
+    assert.deepEqual(first.rewards.map((r) => (r === null ? null : Math.round(r * 10) / 10)), [0.1, 0.3, -1], 'no tool call: the invalid-action penalty');
+    assert.deepEqual(first.invalid, [false, false, true]);
+    // At total 1 of target 4: add 2 is legal; peek only asks (unscored).
+    assert.deepEqual(second.rewards.map((r) => (r === null ? null : Math.round(r * 10) / 10)), [0.3, null, 0.2]);
+    assert.deepEqual(second.invalid, [false, false, false]);
+    assert.equal(t.metrics.alternativeTokens, 2 + 3 + 2 + 3, 'the alternatives generated 2 and 3 tokens at each decision');
+    assert.equal(t.metrics.invalidActions, 0, 'an alternative is never played, so never an invalid action');
+  });
+
+  it('asks for one answer where the env cannot score actions, and fails an env whose table misses a legal action', async () => {
+    const plain = new SamplesPolicy([[add(3)], [add(1)]]);
+    const t = await play(plain, {}, { decisionSamples: 3 });
+    assert.deepEqual(plain.requests.map((r) => r.n), [undefined, undefined]);
+    assert.equal(t.turns[0].calls[0].decision, undefined);
+    const broken = await play(new SamplesPolicy([[add(1), add(2)]]), {}, { env: new DenseCounterEnv(2), decisionSamples: 2 });
+    assert.equal(broken.status, 'failed');
+    assert.match(broken.statusReason ?? '', /scoring the decision's samples: sampled\.1: add\(\{"n":2\}\) is not among the env's scored actions/);
   });
 });

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { Rng } from '../../src/core/random.ts';
 import type { ToolSpec } from '../../src/core/messages.ts';
-import type { Action, Env, EnvSpec } from '../../src/envs/env.ts';
+import type { Action, ActionValue, Env, EnvKind, EnvSpec } from '../../src/envs/env.ts';
 import type { TrainConfig } from '../../src/train/train-config.ts';
 
 const PICK: ToolSpec = {
@@ -13,7 +13,11 @@ const PICK: ToolSpec = {
 const TOOLS = [PICK];
 
 class PickEnv implements Env {
-  readonly kind = 'outcome' as const;
+  readonly actionRewards?: () => ActionValue[];
+  constructor(readonly kind: EnvKind = 'outcome') {
+    // Dense: every legal pick scored exactly (1 for the target, 0 otherwise).
+    if (kind === 'dense') this.actionRewards = () => this.legalActions().map((action) => ({ action, expectedReward: action.arguments.n === this.target ? 1 : 0 }));
+  }
   readonly invalidAction = { mode: 'end' as const, penalty: -1, maxRetries: 0 };
   readonly maxTurns = 1;
   private target = 1;
@@ -55,6 +59,9 @@ export const pickSpec: EnvSpec<Record<string, never>> = {
   create: () => new PickEnv(),
   instructions: () => 'Pick the target number.',
 };
+
+/** The pick env as a dense env: it scores every legal pick (actionRewards). */
+export const densePickSpec: EnvSpec<Record<string, never>> = { ...pickSpec, name: 'pick-dense', kind: 'dense', create: () => new PickEnv('dense') };
 
 /** A tiny model and budgets small enough for a unit test (threads 1). */
 export function tinyTrainConfig(extra: TrainConfig = {}): TrainConfig {

@@ -1,0 +1,77 @@
+/**
+ * Per-decision advantages from recorded calls that carry the other samples of their decision
+ * (LlmCall.decision, drawn by the agent loop on dense envs): one group per call, the played
+ * completion and its alternatives, each with the env's exact expected reward (dense.ts). Samples
+ * the env did not score (null: an answer that only asked for information) are left out.
+ */
+import type { Completion } from '../core/completion.ts';
+import type { Trajectory } from '../core/trajectory.ts';
+import { denseAdvantages, type DecisionGroup } from './dense.ts';
+import { advantageStats, dropZeroVarianceGroups, type AdvantageStats } from './normalize.ts';
+import type { DenseOptions } from './dense.ts';
+
+/** One scored sample of a decision: where it was recorded and what it answered. */
+export interface DecisionSampleRef {
+  trajectoryId: string;
+  turn: number;
+  call: number;
+  /** 0: the played completion; j > 0: alternative j − 1. */
+  sample: number;
+  completion: Completion;
+  reward: number;
+  invalid: boolean;
+}
+
+export interface DecisionAdvantageResult {
+  /** The samples of the groups kept, each with its advantage, in recording order. */
+  samples: (DecisionSampleRef & { advantage: number })[];
+  groups: number;
+  stats: AdvantageStats;
+}
+
+/** The decision groups of these trajectories, and every scored sample by its id (`${groupId}:${sample}`). */
+export function decisionGroupsFromTrajectories(trajectories: readonly Trajectory[]): { groups: DecisionGroup[]; refs: Map<string, DecisionSampleRef> } {
+  const groups: DecisionGroup[] = [];
+  const refs = new Map<string, DecisionSampleRef>();
+  for (const t of trajectories) {
+    t.turns.forEach((turn, k) => {
+      turn.calls.forEach((call, c) => {
+        const decision = call.decision;
+        if (!decision) return;
+        const groupId = `${t.id}:${k}:${c}`;
+        const completions = [call.completion, ...decision.alternatives];
+        const samples: DecisionGroup['samples'] = [];
+        completions.forEach((completion, j) => {
+          const reward = decision.rewards[j];
+          if (reward === null || reward === undefined) return;
+          const sampleId = `${groupId}:${j}`;
+          samples.push({ sampleId, reward });
+          refs.set(sampleId, { trajectoryId: t.id, turn: k, call: c, sample: j, completion, reward, invalid: decision.invalid[j] ?? false });
+        });
+        if (samples.length > 0) groups.push({ groupId, samples });
+      });
+    });
+  }
+  return { groups, refs };
+}
+
+/** GRPO within each decision (dense.ts), zero-variance decisions optionally dropped first. */
+export function decisionAdvantages(
+  trajectories: readonly Trajectory[],
+  options: DenseOptions & { dropZeroVariance?: boolean } = {},
+): DecisionAdvantageResult {
+  const { dropZeroVariance, ...dense } = options;
+  const { groups, refs } = decisionGroupsFromTrajectories(trajectories);
+  const { kept, dropped } = dropZeroVariance ? dropZeroVarianceGroups(groups) : { kept: groups, dropped: [] };
+  const advantages = denseAdvantages(kept, dense);
+  const samples = advantages.map((a) => ({ ...refs.get(a.sampleId)!, advantage: a.advantage }));
+  return {
+    samples,
+    groups: groups.length,
+    stats: advantageStats(
+      advantages.map((a) => a.advantage),
+      groups,
+      dropped,
+    ),
+  };
+}

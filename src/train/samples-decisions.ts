@@ -1,0 +1,69 @@
+/**
+ * Training samples from per-decision advantages (advantage/from-decisions.ts, dense envs): every
+ * scored sample of a decision, the played answer and the alternatives drawn beside it, is its own
+ * sample, its prompt's exact ids plus its completion's, trained with its decision's advantage. The
+ * same rules decide which calls can be trained on as for episodes (samples-calls.ts); nothing is
+ * packed (the samples of one decision share their prompt, not a conversation; identical ones merge
+ * later, samples-merge.ts).
+ */
+import type { DecisionAdvantageResult } from '../advantage/from-decisions.ts';
+import type { Trajectory } from '../core/trajectory.ts';
+import { assembleSample } from './samples-assemble.ts';
+import { callVerdict, endsTurn } from './samples-calls.ts';
+import { parseSamplesConfig, type SamplesConfig } from './samples-config.ts';
+import { emptySampleStats } from './samples.ts';
+import type { SampleBatch, TrainingSample } from './samples-types.ts';
+
+export function buildDecisionSamples(
+  trajectories: readonly Trajectory[],
+  decisions: DecisionAdvantageResult['samples'],
+  config: SamplesConfig = {},
+): SampleBatch {
+  const c = parseSamplesConfig(config);
+  const truncated = new Map(trajectories.map((t) => [t.id, t.status === 'truncated']));
+  const stats = emptySampleStats();
+  stats.trajectories = new Set(decisions.map((d) => d.trajectoryId)).size;
+  const samples: TrainingSample[] = [];
+  for (const d of decisions) {
+    stats.calls++;
+    const episodeTruncated = truncated.get(d.trajectoryId);
+    if (episodeTruncated === undefined) throw new Error(`buildDecisionSamples: no trajectory '${d.trajectoryId}' was given`);
+    const verdict = callVerdict(d.completion, episodeTruncated, c);
+    if (verdict.truncation) stats.truncated[verdict.truncation]++;
+    if (!verdict.train) {
+      stats.excluded[verdict.reason]++;
+      continue;
+    }
+    if (!verdict.exactIds) stats.approximateIds++;
+    if (verdict.penalized) stats.penalized++;
+    if (!endsTurn(d.completion, c.endOfTurnTokenIds)) stats.missingEndOfTurn++;
+    const sample = assembleSample(
+      [
+        {
+          turn: d.turn,
+          call: d.call,
+          promptIds: verdict.promptIds,
+          completionIds: verdict.completionIds,
+          logprobs: verdict.logprobs,
+          advantage: verdict.penalized ? c.truncationPenalty : d.advantage,
+          policyVersion: d.completion.policyVersion,
+          finishReason: d.completion.finishReason,
+          truncation: verdict.truncation,
+          exactIds: verdict.exactIds,
+          penalized: verdict.penalized,
+        },
+      ],
+      { trajectoryId: d.trajectoryId, groupId: `${d.trajectoryId}:${d.turn}:${d.call}`, score: d.reward },
+    );
+    // One id per sample of the decision (assembleSample names a sequence by its first call).
+    samples.push({ ...sample, id: `${sample.id}:${d.sample}` });
+    stats.trainedCalls++;
+    stats.tokensUnpacked += sample.tokens.length;
+  }
+  stats.samples = samples.length;
+  for (const sample of samples) {
+    stats.tokens += sample.tokens.length;
+    for (const m of sample.lossMask) stats.trainedTokens += m;
+  }
+  return { samples, stats };
+}

@@ -1,0 +1,77 @@
+/**
+ * A run with per-decision groups on a dense env (advantage.estimator 'dense'): every decision draws
+ * k answers, the env scores each exactly, and the samples of each decision are trained against each
+ * other; the config and the env are checked first.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { newId, nowIso } from '../../src/core/ids.ts';
+import { initEngine } from '../../src/model/engine.ts';
+import { openStore } from '../../src/store/open.ts';
+import type { Store } from '../../src/store/store.ts';
+import { parseTrainConfig } from '../../src/train/train-config.ts';
+import { trainRun } from '../../src/train/trainer.ts';
+import { densePickSpec, pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
+
+let store: Store;
+
+before(async () => {
+  await initEngine({ threads: 1 });
+  store = await openStore(join(mkdtempSync(join(tmpdir(), 'spindle-dense-')), 'spindle.db'));
+});
+
+after(async () => {
+  await store?.close();
+});
+
+async function newRun(): Promise<string> {
+  const id = newId('run');
+  await store.createRun({ id, kind: 'train', env: 'pick-dense', envOptions: {}, policy: 'default-model', config: {}, status: 'running', createdAt: nowIso(), finishedAt: null, summary: null });
+  return id;
+}
+
+const dense = {
+  steps: 2,
+  // A warm start long enough that most answers are legal picks (as trainer-run.test.ts).
+  warmStart: { maxSteps: 40, batchSize: 16, demoEpisodes: 60, checkEvery: 20, checkEpisodes: 16, optimizer: { lr: 2e-2, warmupSteps: 5 } },
+  groupSize: 1,
+  batchSeeds: 8,
+  episode: { decisionSamples: 4 },
+  advantage: { estimator: 'dense' as const },
+};
+
+test('each decision draws 4 answers scored exactly, and its samples train against each other', async () => {
+  const settings = parseTrainConfig(tinyTrainConfig(dense));
+  const runId = await newRun();
+  const outcome = await trainRun({ spec: densePickSpec, options: {}, settings, store, runId, resume: null });
+  await outcome.policy.close();
+  const metrics = await store.getMetrics(runId);
+  const at = (step: number, name: string) => metrics.find((m) => m.step === step && m.name === name)?.value;
+  for (const step of [1, 2]) {
+    assert.equal(at(step, 'groups/count'), 8, 'one group per decision: 8 one-decision episodes');
+    assert.ok((at(step, 'tokens/alternatives') ?? 0) > 0, 'the other answers were generated');
+    // Every scored answer is a sample (8 x 4 at most, fewer when an answer could not be trained on).
+    const calls = at(step, 'samples/trained_calls') ?? 0;
+    assert.ok(calls > 8 && calls <= 32, `trained calls ${calls}`);
+  }
+  assert.ok((at(1, 'train/updates') ?? 0) + (at(2, 'train/updates') ?? 0) > 0, 'some decision had samples that differed');
+  // The stored trajectories keep each call's decision samples.
+  const { items } = await store.listTrajectories(runId, { limit: 1 });
+  const trajectory = await store.getTrajectory(items[0].id);
+  const decision = trajectory!.turns[0].calls[0].decision!;
+  assert.equal(decision.alternatives.length, 3);
+  assert.equal(decision.rewards.length, 4);
+  for (const r of decision.rewards) assert.ok(r === 1 || r === 0 || r === -1, `reward ${r}: a pick scores 1 or 0, an invalid answer the penalty -1`);
+});
+
+test('the dense estimator needs decision samples and an env that scores its actions', async () => {
+  assert.throws(() => parseTrainConfig({ advantage: { estimator: 'dense' } }), /train\.episode\.decisionSamples: the dense estimator compares the samples of a decision, so it needs at least 2/);
+  const settings = parseTrainConfig(tinyTrainConfig(dense));
+  await assert.rejects(
+    trainRun({ spec: pickSpec, options: {}, settings, store, runId: await newRun(), resume: null }),
+    /train\.advantage\.estimator: 'dense' needs an env that scores every legal action \(actionRewards\); 'pick' does not/,
+  );
+});
