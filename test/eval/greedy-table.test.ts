@@ -77,6 +77,12 @@ test('every state has a real decision: the first decision of its seed, or for ha
     }
   }
   assert.equal(states.filter((s) => s.hits > 0).length, 10);
+  // Hard 21 the way play reaches it most often: a hard 11 dealt, one hit, a ten drawn.
+  for (const s of states.filter((x) => x.hits > 0)) {
+    assert.equal(s.hits, 1, s.key);
+    assert.match(s.observations[0], /\(sum 11, no usable ace\)/, s.key);
+    assert.match(s.observations[1], /^You drew 10\./, s.key);
+  }
 });
 
 test('the table asks each dealt state exactly as an episode asks its first decision, and scores a text policy exactly', async () => {
