@@ -31,9 +31,12 @@ export type RlTensors = {
   prefix?: { tokens: Tensor /* [1, P] */; cos: Tensor /* [P, hd] */; sin: Tensor; attnMask: Tensor /* [1, 1, P, P] */ };
 };
 
-/** Row query t (segment s) sees every prefix key and the row keys t' ≤ t of segment s. */
+/**
+ * Row query t (segment s) sees every prefix key, the row keys t' ≤ t of segment s, and every key of
+ * the trunk segment it continues (its shared prompt, which sits before it in the row).
+ */
 function rowMask(layout: RlLayout): Float32Array {
-  const { rows, length, segmentIds } = layout;
+  const { rows, length, segmentIds, trunkSegments } = layout;
   const P = layout.prefix.length;
   const S = P + length;
   const data = new Float32Array(rows * length * S);
@@ -41,9 +44,11 @@ function rowMask(layout: RlLayout): Float32Array {
     for (let t = 0; t < length; t++) {
       const base = (b * length + t) * S + P;
       const seg = segmentIds[b * length + t];
+      const trunk = trunkSegments[b * length + t];
       for (let s = 0; s < length; s++) {
+        const other = segmentIds[b * length + s];
         // Padding (segment -1) sees its own earlier padding: every softmax row keeps a finite entry.
-        if (s > t || segmentIds[b * length + s] !== seg) data[base + s] = MASKED;
+        if ((s > t || other !== seg) && (trunk === -1 || other !== trunk)) data[base + s] = MASKED;
       }
     }
   }

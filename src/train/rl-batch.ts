@@ -7,7 +7,9 @@
  *   hundred tokens) is computed ONCE per batch and attended to by every row; each row holds only
  *   what follows it. Exactly the same logprobs as the full sequences (causal attention), at a
  *   fraction of the cost: the per-sample part is ~40 tokens where the prompt is ~450.
- * - Several sequences share a row (first fit), each seeing the prefix and its own past.
+ * - Several sequences share a row (first fit), each seeing the prefix and its own past; samples with
+ *   the same prompt (a dense env's answers to one decision) share it in the row too: the prompt is
+ *   one segment and each answer's segment sees it whole.
  * - Layouts have a fixed row length and a row count from a short list (full, or the last layout's
  *   rows rounded up to `rowMultiple`), so jit compiles a handful of times per run instead of once
  *   per step; a batch takes as many layouts as it needs (the trainer steps the optimiser once per
@@ -85,8 +87,13 @@ export interface RlLayout {
   positions: Int32Array;
   /** [rows·length] which sequence of its row a position belongs to; -1 for padding. */
   segmentIds: Int32Array;
-  /** Where each sample of this layout went (`sample`: its index in the list given). */
-  placements: { sample: number; row: number; start: number; inputs: number }[];
+  /** [rows·length] the segment of the shared prompt (trunk) a member position also sees whole; -1 for none. */
+  trunkSegments: Int32Array;
+  /**
+   * Where each sample of this layout went (`sample`: its index in the list given): `inputs` positions
+   * from `start`, holding its tokens from index `from` (P, or its shared prompt's last token).
+   */
+  placements: { sample: number; row: number; start: number; inputs: number; from: number }[];
   /** Σ tokens actually computed per step (prefix once + row positions holding a sequence). */
   computedTokens: number;
   /** Σ tokens of the samples as full sequences (what an unshared forward would compute). */
@@ -115,11 +122,74 @@ function roundUp(x: number, multiple: number): number {
   return Math.ceil(x / multiple) * multiple;
 }
 
+/** A sample's first trained target (loss or supervised), or its length when it has none. */
+function firstTarget(s: LayoutSample): number {
+  let first = s.tokens.length;
+  for (const m of [s.lossMask, s.sftMask ?? []]) {
+    const i = m.indexOf(1);
+    if (i !== -1 && i < first) first = i;
+  }
+  return first;
+}
+
 /**
- * The samples, in the order given, packed into layouts of `rows` rows: each sample goes to the first
- * row of the current layout with room (a new row while there are fewer than `rows`), else it starts
- * the next layout. The last layout keeps the rows it uses rounded up to `rowMultiple`. All layouts
- * share the prefix and the row length.
+ * What a row holds for some samples: optionally a trunk segment, inputs [P, trunkEnd) of `trunk`'s
+ * tokens, then one segment per member with its inputs [from, length − 1). Members of a trunk see it
+ * whole (and the prefix), so samples that share a prompt compute it once (a dense env's decision
+ * samples, a group's first answers); a plain sample is a unit of one member from P.
+ */
+type Unit = { trunk: { sample: number; end: number } | null; members: { sample: number; from: number }[]; size: number };
+
+/** A trunk must save at least this many row positions to be shared. */
+const MIN_TRUNK = 8;
+
+/**
+ * Units of `samples` in the order given: samples whose tokens before their first trained target
+ * (their prompt) are the same share it as a trunk, a unit taking as many of them as fit `length`
+ * positions (more go to further units that repeat the trunk).
+ */
+function layoutUnits(samples: readonly LayoutSample[], P: number, length: number): Unit[] {
+  const inputsFrom = (i: number, from: number) => samples[i].tokens.length - 1 - from;
+  const byPrompt = new Map<string, number[]>();
+  const order: (number | string)[] = [];
+  samples.forEach((s, i) => {
+    const trunkEnd = firstTarget(s) - 1; // the prompt's last token is the first member input
+    if (trunkEnd - P < MIN_TRUNK) return void order.push(i);
+    const key = s.tokens.slice(0, trunkEnd + 1).join(',');
+    const group = byPrompt.get(key);
+    if (group) group.push(i);
+    else {
+      byPrompt.set(key, [i]);
+      order.push(key);
+    }
+  });
+  const units: Unit[] = [];
+  for (const entry of order) {
+    const group = typeof entry === 'number' ? [entry] : byPrompt.get(entry)!;
+    if (group.length === 1) {
+      units.push({ trunk: null, members: [{ sample: group[0], from: P }], size: inputsFrom(group[0], P) });
+      continue;
+    }
+    const end = firstTarget(samples[group[0]]) - 1;
+    let unit: Unit | null = null;
+    for (const i of group) {
+      const need = inputsFrom(i, end);
+      if (!unit || unit.size + need > length) {
+        unit = { trunk: { sample: i, end }, members: [], size: end - P };
+        units.push(unit);
+      }
+      unit.members.push({ sample: i, from: end });
+      unit.size += need;
+    }
+  }
+  return units;
+}
+
+/**
+ * The samples packed into layouts of `rows` rows: each unit (layoutUnits: a sample, or samples
+ * sharing their prompt) goes to the first row of the current layout with room (a new row while there
+ * are fewer than `rows`), else it starts the next layout. The last layout keeps the rows it uses
+ * rounded up to `rowMultiple`. All layouts share the prefix and the row length.
  */
 export function buildRlLayouts(samples: readonly LayoutSample[], options: LayoutOptions): RlLayout[] {
   if (samples.length === 0) throw new Error('buildRlLayouts: no samples');
@@ -134,49 +204,34 @@ export function buildRlLayouts(samples: readonly LayoutSample[], options: Layout
   });
   const prefixMultiple = options.prefixMultiple ?? 8;
   const P = Math.floor(sharedPrefixLength(samples, options.maxPrefix) / prefixMultiple) * prefixMultiple;
-  const inputsOf = (s: LayoutSample) => s.tokens.length - 1 - P; // row positions a sample takes
-  const longest = Math.max(...samples.map(inputsOf));
+  const longest = Math.max(...samples.map((s) => s.tokens.length - 1 - P));
   const length = Math.max(options.minLength ?? 64, roundUp(longest, options.lengthMultiple ?? 32));
 
   const layouts: RlLayout[] = [];
-  let members: number[] = [];
+  let placed: { unit: Unit; row: number; start: number }[] = [];
   let free: number[] = [];
-  const rowOf = new Array<number>(samples.length);
-  const startOf = new Array<number>(samples.length);
   const close = () => {
     const rows = Math.min(options.rows, roundUp(free.length, rowMultiple));
-    layouts.push(fillLayout(samples, members, rowOf, startOf, rows, length, P, options.padId ?? 0));
-    members = [];
+    layouts.push(fillLayout(samples, placed, rows, length, P, options.padId ?? 0));
+    placed = [];
     free = [];
   };
-  samples.forEach((s, i) => {
-    const need = inputsOf(s);
-    let r = free.findIndex((f) => f >= need);
+  for (const unit of layoutUnits(samples, P, length)) {
+    let r = free.findIndex((f) => f >= unit.size);
     if (r === -1 && free.length === options.rows) close();
     if (r === -1) {
       r = free.length;
       free.push(length);
     }
-    rowOf[i] = r;
-    startOf[i] = length - free[r];
-    free[r] -= need;
-    members.push(i);
-  });
+    placed.push({ unit, row: r, start: length - free[r] });
+    free[r] -= unit.size;
+  }
   close();
   return layouts;
 }
 
-/** The arrays of one layout holding `members` (indices into samples) at their rows and starts. */
-function fillLayout(
-  samples: readonly LayoutSample[],
-  members: readonly number[],
-  rowOf: readonly number[],
-  startOf: readonly number[],
-  rows: number,
-  length: number,
-  P: number,
-  padId: number,
-): RlLayout {
+/** The arrays of one layout holding the `placed` units at their rows and starts. */
+function fillLayout(samples: readonly LayoutSample[], placed: readonly { unit: Unit; row: number; start: number }[], rows: number, length: number, P: number, padId: number): RlLayout {
   const size = rows * length;
   const inputIds = new Int32Array(size).fill(padId);
   const targetIds = new Int32Array(size).fill(padId);
@@ -185,42 +240,57 @@ function fillLayout(
   const samplingLogprobs = new Float32Array(size);
   const sequenceLengths = new Float32Array(size);
   const tokenWeights = new Float32Array(size);
-  const sftMask = members.some((i) => samples[i].sftMask?.includes(1)) ? new Float32Array(size) : undefined;
+  const sftMask = placed.some(({ unit }) => unit.members.some((m) => samples[m.sample].sftMask?.includes(1))) ? new Float32Array(size) : undefined;
   const positions = new Int32Array(size);
   const segmentIds = new Int32Array(size).fill(-1);
+  const trunkSegments = new Int32Array(size).fill(-1);
   for (let r = 0; r < rows; r++) for (let t = 0; t < length; t++) positions[r * length + t] = P + t;
 
   const segmentsInRow = new Array<number>(rows).fill(0);
   const placements: RlLayout['placements'] = [];
   let computedTokens = P;
   let sampleTokens = 0;
-  for (const i of members) {
-    const s = samples[i];
-    const row = rowOf[i];
-    const start = startOf[i];
-    const segment = segmentsInRow[row]++;
-    const inputs = s.tokens.length - 1 - P;
-    const weight = s.weight ?? 1;
-    let trained = 0;
-    for (let j = 1; j <= inputs; j++) trained += s.lossMask[P + j] ? 1 : 0;
-    for (let j = 0; j < inputs; j++) {
-      const at = row * length + start + j;
-      const target = P + j + 1;
-      inputIds[at] = s.tokens[P + j];
-      targetIds[at] = s.tokens[target];
-      const m = s.lossMask[target] ? 1 : 0;
-      mask[at] = m;
-      advantages[at] = m ? (s.advantages?.[target] ?? 0) : 0;
-      samplingLogprobs[at] = m ? (s.logprobs?.[target] ?? 0) : 0;
-      if (sftMask) sftMask[at] = s.sftMask?.[target] ? 1 : 0;
-      sequenceLengths[at] = trained;
-      tokenWeights[at] = weight;
-      positions[at] = P + j;
-      segmentIds[at] = segment;
+  for (const { unit, row, start } of placed) {
+    let at = row * length + start;
+    let trunk = -1;
+    if (unit.trunk) {
+      // The shared prompt: inputs and (untrained) targets of its tokens, each member's segment sees it whole.
+      const s = samples[unit.trunk.sample];
+      trunk = segmentsInRow[row]++;
+      for (let i = P; i < unit.trunk.end; i++, at++) {
+        inputIds[at] = s.tokens[i];
+        targetIds[at] = s.tokens[i + 1];
+        positions[at] = i;
+        segmentIds[at] = trunk;
+      }
+      computedTokens += unit.trunk.end - P;
     }
-    placements.push({ sample: i, row, start, inputs });
-    computedTokens += inputs;
-    sampleTokens += s.tokens.length;
+    for (const { sample, from } of unit.members) {
+      const s = samples[sample];
+      const segment = segmentsInRow[row]++;
+      const inputs = s.tokens.length - 1 - from;
+      const weight = s.weight ?? 1;
+      let trained = 0;
+      for (let j = 1; j <= inputs; j++) trained += s.lossMask[from + j] ? 1 : 0;
+      placements.push({ sample, row, start: at - row * length, inputs, from });
+      for (let j = 0; j < inputs; j++, at++) {
+        const target = from + j + 1;
+        inputIds[at] = s.tokens[from + j];
+        targetIds[at] = s.tokens[target];
+        const m = s.lossMask[target] ? 1 : 0;
+        mask[at] = m;
+        advantages[at] = m ? (s.advantages?.[target] ?? 0) : 0;
+        samplingLogprobs[at] = m ? (s.logprobs?.[target] ?? 0) : 0;
+        if (sftMask) sftMask[at] = s.sftMask?.[target] ? 1 : 0;
+        sequenceLengths[at] = trained;
+        tokenWeights[at] = weight;
+        positions[at] = from + j;
+        segmentIds[at] = segment;
+        trunkSegments[at] = trunk;
+      }
+      computedTokens += inputs;
+      sampleTokens += s.tokens.length;
+    }
   }
   return {
     prefix: samples[0].tokens.slice(0, P),
@@ -236,6 +306,7 @@ function fillLayout(
     tokenWeights,
     positions,
     segmentIds,
+    trunkSegments,
     placements,
     computedTokens,
     sampleTokens,
@@ -244,12 +315,11 @@ function fillLayout(
 
 /** Per-sample values at the trained targets (e.g. new logprobs) of this layout's samples, from a [rows·length] array. */
 export function sampleTargetValues(layout: RlLayout, samples: readonly LayoutSample[], values: ArrayLike<number>): Map<number, number[]> {
-  const P = layout.prefix.length;
   const out = new Map<number, number[]>();
-  for (const { sample, row, start, inputs } of layout.placements) {
+  for (const { sample, row, start, inputs, from } of layout.placements) {
     const s = samples[sample];
     const v: number[] = [];
-    for (let j = 0; j < inputs; j++) if (s.lossMask[P + j + 1]) v.push(values[row * layout.length + start + j]);
+    for (let j = 0; j < inputs; j++) if (s.lossMask[from + j + 1]) v.push(values[row * layout.length + start + j]);
     out.set(sample, v);
   }
   return out;

@@ -187,3 +187,69 @@ test('gradients through the shared prefix equal those of the full forward', asyn
   tree.dispose([params, grads, refGrads]);
   void np;
 });
+
+/** Three answers to one long prompt (a dense decision's samples), one answer to another, one plain sample (ids below the vocabulary's 37). */
+const longPrompt = [20, 21, 22, 23, 24, 25, 26, 27, 28, 29];
+const branching = [
+  sample(longPrompt, [4, 5, 6]),
+  sample(longPrompt, [7, 8]),
+  sample(longPrompt, [9, 10, 11, 12]),
+  sample([30, 31, 32, 33, 34, 35, 36, 1, 2], [13]),
+  sample([1, 2], [3, 14]),
+];
+
+test('samples with the same prompt share it in the row: one trunk segment, each answer sees it whole', () => {
+  const [layout, ...rest] = buildRlLayouts(branching, { rows: 2, lengthMultiple: 16, minLength: 32 });
+  assert.equal(rest.length, 0);
+  const P = prefix.length;
+  // The shared prompt (9 inputs past the prefix, before its last token) runs once; each answer then
+  // takes its prompt's last token and its own tokens: 9 + (1 + 2) + (1 + 1) + (1 + 3).
+  const shared = 9 + 3 + 2 + 4;
+  const alone = (s: LayoutSample) => s.tokens.length - 1 - P;
+  assert.equal(layout.computedTokens, P + shared + alone(branching[3]) + alone(branching[4]));
+  const p = layout.placements.filter((q) => q.sample < 3);
+  assert.deepEqual(p.map((q) => q.from), [P + 9, P + 9, P + 9], 'answers start at their prompt\'s last token');
+  assert.deepEqual(p.map((q) => q.inputs), [3, 2, 4]);
+  const at = (q: (typeof p)[number]) => q.row * layout.length + q.start;
+  assert.equal(layout.inputIds[at(p[0])], 29);
+  assert.equal(layout.positions[at(p[1])], P + 9, 'each answer continues the prompt\'s positions');
+  assert.ok(p.every((q) => layout.trunkSegments[at(q)] === layout.segmentIds[at(p[0]) - 1]), 'and sees its trunk');
+  // A prompt shorter than the sharing threshold past the prefix is not shared.
+  const q3 = layout.placements.find((q) => q.sample === 3)!;
+  assert.equal(q3.from, P);
+  assert.equal(layout.trunkSegments[at(q3)], -1);
+  // A trunk whose answers do not fit one row (16 positions: 9 + 3 + 2, then 4 more) repeats in the next.
+  const narrow = buildRlLayouts([...branching.slice(0, 3), branching[4]], { rows: 2, lengthMultiple: 16, minLength: 16 });
+  assert.deepEqual(narrow[0].placements.map((q) => [q.sample, q.row]), [[0, 0], [1, 0], [2, 1], [3, 1]]);
+  assert.equal(narrow[0].computedTokens, P + (9 + 3 + 2) + (9 + 4) + alone(branching[4]));
+});
+
+test('shared prompts: logprobs, entropies and gradients equal the full-sequence forward', async () => {
+  const params = toParams(randomHostParams(cfg, 5));
+  const reference = await sequenceLogprobs(cfg, params, branching, { entropy: true });
+  const [layout] = buildRlLayouts(branching, { rows: 2, lengthMultiple: 16, minLength: 32 });
+  const t = rlTensors(cfg, layout);
+  for (const name of ['mask', 'advantages', 'samplingLogprobs', 'sequenceLengths', 'tokenWeights'] as const) t[name].dispose();
+  const out = rlLogprobs(cfg, tree.ref(params), t, { entropy: true });
+  const lp = sampleTargetValues(layout, branching, await out.logprobs.data());
+  const ent = sampleTargetValues(layout, branching, await out.entropy!.data());
+  for (let i = 0; i < branching.length; i++) {
+    assert.ok(maxAbsDiff(lp.get(i)!, reference.logprobs[i]) < 1e-4, `logprobs of sample ${i}`);
+    assert.ok(maxAbsDiff(ent.get(i)!, reference.entropy![i]) < 1e-4, `entropy of sample ${i}`);
+  }
+  const loss = (p: Params, b: ReturnType<typeof rlTensors>): Tensor => {
+    const { logprobs } = rlLogprobs(cfg, p, b);
+    for (const x of [b.advantages, b.samplingLogprobs, b.sequenceLengths, b.tokenWeights]) x.dispose();
+    return logprobs.mul(b.mask).sum().neg();
+  };
+  const [, grads] = jit(valueAndGrad(loss))(tree.ref(params), rlTensors(cfg, layout)) as unknown as [Tensor, Params];
+  const fullLoss = (p: Params, b: ReturnType<typeof batchTensors>): Tensor => tokenLogprobs(cfg, p, b).logprobs.mul(b.mask).sum().neg();
+  const [, refGrads] = jit(valueAndGrad(fullLoss))(tree.ref(params), batchTensors(cfg, buildTokenBatch(branching, {}))) as unknown as [Tensor, Params];
+  const g = await toHostParams(grads);
+  const r = await toHostParams(refGrads);
+  for (const name of Object.keys(r)) {
+    const scale = Math.max(1e-3, ...Array.from(r[name].data, Math.abs));
+    assert.ok(maxAbsDiff(g[name].data, r[name].data) / scale < 1e-3, `gradient of ${name}`);
+  }
+  tree.dispose([params, grads, refGrads]);
+});
