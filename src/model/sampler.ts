@@ -94,7 +94,6 @@ type Row = {
   modelLogprobs: number[];
   /** Its row in the current KV cache (-1 before decoding and once it has left the cache). */
   slot: number;
-  promptIds: number[];
 };
 
 export class Sampler {
@@ -228,7 +227,6 @@ export class Sampler {
           logprobs: [],
           modelLogprobs: [],
           slot: -1,
-          promptIds: r.promptIds,
         });
       }
     });
@@ -353,7 +351,7 @@ function keepSequences(sequences: SequenceCache, cache: KvCache, finished: Row[]
   const { layers, lengths } = cache.extractRows(rows.map((row) => row.slot), fed);
   sequences.insert(
     new SequenceRows(layers, lengths),
-    rows.map((row, i) => ({ tokens: [...row.promptIds, ...row.ids.slice(0, fed[i])], row: i })),
+    rows.map((row, i) => ({ tokens: [...row.checked.promptIds, ...row.ids.slice(0, fed[i])], row: i })),
   );
 }
 
