@@ -169,7 +169,7 @@ async function runChunks(
   pastLengths: number[],
   pastOf: (start: number, rows: number) => KvBlock[][],
   options: PrefillOptions,
-): Promise<{ blocks: KvBlock[]; logprobs: Float32Array[]; lengths: number[]; C: number }> {
+): Promise<{ blocks: KvBlock[]; logprobs: Float32Array[]; lengths: number[] }> {
   const C = chunkBucket(Math.max(...suffixes.map((s) => s.length)));
   // Rows per call: bounded by the attention-score budget, a power of two.
   const perRow = fwd.cfg.numHeads * C * (pastWidth + C);
@@ -190,7 +190,7 @@ async function runChunks(
       : { k: np.concatenate(parts.map((p) => p[l].k), 0), v: np.concatenate(parts.map((p) => p[l].v), 0) },
   );
   const lengths = Array.from({ length: batch }, (_, b) => (suffixes[b] ?? suffixes[0]).length);
-  return { blocks, logprobs, lengths, C };
+  return { blocks, logprobs, lengths };
 }
 
 /** Prefills `prompts` (distinct token lists); the caller owns the returned cache. */
