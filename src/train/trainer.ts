@@ -95,9 +95,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
     await store.appendMetrics(Object.entries(kept).map(([name, value]) => ({ runId, step, name, value })));
   };
   const maxTurns = resolveMaxTurns(spec, options, settings);
-  if (settings.advantage.estimator === 'dense' && typeof spec.create(options).actionRewards !== 'function') {
-    throw new UsageError(`train.advantage.estimator: 'dense' needs an env that scores every legal action (actionRewards); '${spec.name}' does not`);
-  }
+  if (settings.advantage.estimator === 'dense') checkDenseEnv(spec, options, settings);
   const shapes = new LayoutShapes({ rows: settings.update.rows, rowMultiple: settings.update.rowMultiple ?? undefined, length: settings.update.rowLength });
 
   let assets: ModelAssets;
@@ -322,6 +320,23 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
   } catch (error) {
     await policy.close();
     throw error;
+  }
+}
+
+/**
+ * The dense estimator needs an env that scores every legal action, and compares actions only: report
+ * answers scored as a reward part would get no credit, so they must be trained supervised.
+ */
+function checkDenseEnv<O extends Record<string, unknown>>(spec: EnvSpec<O>, options: O, settings: TrainSettings): void {
+  const env = spec.create(options);
+  if (typeof env.actionRewards !== 'function') {
+    throw new UsageError(`train.advantage.estimator: 'dense' needs an env that scores every legal action (actionRewards); '${spec.name}' does not`);
+  }
+  env.reset(settings.seed);
+  if (settings.report.mode === 'reward' && (env.reportQuestions?.().length ?? 0) > 0) {
+    throw new UsageError(
+      `train.report.mode: 'dense' compares the actions of a decision, so the env's report questions would get no credit as a reward part; use "report": {"mode": "supervised"}`,
+    );
   }
 }
 

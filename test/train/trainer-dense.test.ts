@@ -14,6 +14,7 @@ import { openStore } from '../../src/store/open.ts';
 import type { Store } from '../../src/store/store.ts';
 import { parseTrainConfig } from '../../src/train/train-config.ts';
 import { trainRun } from '../../src/train/trainer.ts';
+import { kellySpec } from '../../src/envs/kelly/spec.ts';
 import { densePickSpec, pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
 
 let store: Store;
@@ -73,5 +74,11 @@ test('the dense estimator needs decision samples and an env that scores its acti
   await assert.rejects(
     trainRun({ spec: pickSpec, options: {}, settings, store, runId: await newRun(), resume: null }),
     /train\.advantage\.estimator: 'dense' needs an env that scores every legal action \(actionRewards\); 'pick' does not/,
+  );
+  // Report answers get no credit from action values: with report questions the run must train them supervised.
+  const withReports = kellySpec.options.parse({ report: true });
+  await assert.rejects(
+    trainRun({ spec: kellySpec, options: withReports, settings, store, runId: await newRun(), resume: null }),
+    /train\.report\.mode: 'dense' compares the actions of a decision.*"report": \{"mode": "supervised"\}/,
   );
 });
