@@ -156,9 +156,13 @@ async function sharedPrefix(
 }
 
 /**
- * The prompts' chunks (row i: `suffixes[i]` after its past of pastLengths[i] tokens), run in calls of
- * as many rows as the attention-score budget allows; `pastOf(start, rows)` gives a call's past blocks
- * per layer (references the call consumes). Returns the chunk blocks of the padded batch and each
+ * The prompts' chunks (row i: `suffixes[i]` after its past of pastLengths[i] tokens). Rows are run
+ * in calls of one chunk width each, shortest first, so a few long prompts do not make every row run
+ * at their width (the greedy Blackjack table: 270 prompts of ~20 new tokens beside 10 of ~80); a
+ * call takes as many rows as the attention-score budget allows (a power of two, padded by repeating
+ * its first row). `pastOf(rows)` gives a call's past blocks per layer for those prompt indices
+ * (references the call consumes). Returns the chunk blocks of the batch (bucket(n) rows, prompt i at
+ * row i, padding rows repeating prompt 0; narrower calls' blocks padded to the widest) and each
  * prompt's next-token log-probabilities.
  */
 async function runChunks(
@@ -167,29 +171,55 @@ async function runChunks(
   suffixes: number[][],
   pastWidth: number,
   pastLengths: number[],
-  pastOf: (start: number, rows: number) => KvBlock[][],
+  pastOf: (rows: number[]) => KvBlock[][],
   options: PrefillOptions,
 ): Promise<{ blocks: KvBlock[]; logprobs: Float32Array[]; lengths: number[] }> {
-  const C = chunkBucket(Math.max(...suffixes.map((s) => s.length)));
-  // Rows per call: bounded by the attention-score budget, a power of two.
-  const perRow = fwd.cfg.numHeads * C * (pastWidth + C);
-  let perCall = bucket(suffixes.length);
-  while (perCall > 1 && perCall * perRow > options.maxScoreElements) perCall /= 2;
-  const batch = bucket(suffixes.length);
-  const parts: KvBlock[][] = [];
-  const logprobs: Float32Array[] = [];
-  for (let start = 0; start < batch; start += perCall) {
-    const real = suffixes.length > start ? { tokens: suffixes.slice(start, start + perCall), pastLengths: pastLengths.slice(start, start + perCall) } : { tokens: [suffixes[0]], pastLengths: [pastLengths[0]] };
-    const out = await prefillChunk(fwd, weights, pastOf(start, perCall), { ...real, pastWidth }, C, perCall);
-    parts.push(out.blocks);
-    logprobs.push(...out.logprobs.slice(0, Math.max(0, Math.min(perCall, suffixes.length - start))));
+  const n = suffixes.length;
+  const widthOf = (i: number) => chunkBucket(suffixes[i].length);
+  // By width (stable): where every row has the same width, the rows stay in prompt order.
+  const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => widthOf(a) - widthOf(b));
+  const C = widthOf(order[n - 1]);
+  const calls: { rows: number[]; blocks: KvBlock[] }[] = [];
+  const logprobs = new Array<Float32Array>(n);
+  for (let at = 0; at < n; ) {
+    const width = widthOf(order[at]);
+    let count = 0;
+    while (at + count < n && widthOf(order[at + count]) === width) count++;
+    // Rows per call: bounded by the attention-score budget, a power of two.
+    let perCall = bucket(count);
+    while (perCall > 1 && perCall * fwd.cfg.numHeads * width * (pastWidth + width) > options.maxScoreElements) perCall /= 2;
+    const real = order.slice(at, at + Math.min(perCall, count));
+    const rows = [...real, ...Array.from({ length: perCall - real.length }, () => real[0])];
+    const out = await prefillChunk(
+      fwd,
+      weights,
+      pastOf(rows),
+      { tokens: real.map((i) => suffixes[i]), pastLengths: real.map((i) => pastLengths[i]), pastWidth },
+      width,
+      perCall,
+    );
+    real.forEach((i, k) => (logprobs[i] = out.logprobs[k]));
+    calls.push({ rows, blocks: out.blocks });
+    at += real.length;
   }
-  const blocks: KvBlock[] = parts[0].map((_, l) =>
-    parts.length === 1
-      ? parts[0][l]
-      : { k: np.concatenate(parts.map((p) => p[l].k), 0), v: np.concatenate(parts.map((p) => p[l].v), 0) },
-  );
-  const lengths = Array.from({ length: batch }, (_, b) => (suffixes[b] ?? suffixes[0]).length);
+  // Every call's blocks at the widest width, joined, then in prompt order (with the batch's padding rows).
+  const batch = bucket(n);
+  const held = calls.flatMap((c) => c.rows); // the prompt each joined row holds
+  const where = new Map<number, number>();
+  held.forEach((i, k) => where.has(i) || where.set(i, k));
+  const identity = held.length === batch && held.every((i, b) => i === (b < n ? b : 0));
+  const index = Int32Array.from({ length: batch }, (_, b) => where.get(b < n ? b : 0)!);
+  const { numKvHeads: H, headDim: hd } = fwd.cfg;
+  const widen = (x: Tensor) => (x.shape[2] === C ? x : np.concatenate([x, np.zeros([x.shape[0], H, C - x.shape[2], hd])], 2));
+  const join = (parts: Tensor[]): Tensor => {
+    const all = parts.length === 1 ? parts[0] : np.concatenate(parts, 0);
+    return identity ? all : np.take(all, np.array(index, { dtype: np.int32 }), 0);
+  };
+  const blocks: KvBlock[] = calls[0].blocks.map((_, l) => ({
+    k: join(calls.map((c) => widen(c.blocks[l].k))),
+    v: join(calls.map((c) => widen(c.blocks[l].v))),
+  }));
+  const lengths = Array.from({ length: batch }, (_, b) => suffixes[b < n ? b : 0].length);
   return { blocks, logprobs, lengths };
 }
 
@@ -288,16 +318,9 @@ async function prefillOnRowPasts(
     if (prefixSource) disposeLayers([prefixSource]);
 
     const suffixes = prompts.map((p, i) => p.slice(pastLengths[i]));
-    const slice = (x: Tensor, start: number, rows: number) => (start === 0 && rows === batch ? x.ref : x.ref.slice([start, start + rows]));
-    const chunks = await runChunks(
-      fwd,
-      weights,
-      suffixes,
-      W,
-      pastLengths,
-      (start, rows) => rowPast.map((p) => [{ k: slice(p.k, start, rows), v: slice(p.v, start, rows) }]),
-      options,
-    );
+    const pick = (x: Tensor, rows: number[]) =>
+      rows.length === batch && rows.every((r, b) => r === b) ? x.ref : np.take(x.ref, np.array(Int32Array.from(rows), { dtype: np.int32 }), 0);
+    const chunks = await runChunks(fwd, weights, suffixes, W, pastLengths, (rows) => rowPast.map((p) => [{ k: pick(p.k, rows), v: pick(p.v, rows) }]), options);
     const reused = pastLengths.reduce((n, L) => n + L, 0);
     const stats: PrefillStats = {
       tokens: (shared?.computed ?? 0) + suffixes.reduce((n, s) => n + s.length, 0),

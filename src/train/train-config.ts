@@ -141,6 +141,9 @@ export const trainConfigSchema = z.strictObject({
        * reset, Liu et al. 2025); null: the warm start throughout. With β·KL the policy settles near
        * π_ref·exp(A/β), so a fixed reference caps each state's logit gap at about ΔA/β; a reset lets
        * the gap grow by that much again, while each period still holds the policy near where it was.
+       * Measured on Blackjack (defaults, N = 50, seeds 1 and 2): the gaps grew (P(stick) 0.97–0.99 on
+       * 17–21 by step 250, 0.84–0.92 at step 100) but the dealer-dependent hard 12–16 stayed mixed,
+       * and the handed-over policy scored −0.0691 / −0.0767 exact, no better than without; so off.
        */
       referenceResetEvery: z.number().int().min(1, 'must be ≥ 1').nullable().default(null),
     })

@@ -104,3 +104,23 @@ test('the prefix cache keeps to its byte budget, dropping the least recently use
   assert.equal(sampler.stats.prefill.tokens - before, 24 + 2, 'entry 1 was evicted: its prefix ran again');
   sampler.dispose();
 });
+
+test('prompts of different widths run in calls of their own width and sample what each samples alone', async () => {
+  const cfg = samplerConfig();
+  const params = samplerParams(cfg, 8);
+  // Chunk widths 16, 16, 96 (chunkBucket): the long prompt does not widen the short ones' call.
+  const requests = [tokens(5, 1), tokens(90, 2), tokens(12, 3)].map((promptIds, i) => ({ promptIds, n: 2, maxTokens: 7, temperature: 0.9, seed: 30 + i }));
+  const batched = new Sampler(cfg, params, { prefixCache: false, sequenceCache: false, blockSize: 8 });
+  const together = await batched.generate(requests);
+  assert.equal(batched.stats.prefill.tokens, 5 + 90 + 12);
+  const alone = new Sampler(cfg, params, { prefixCache: false, sequenceCache: false, blockSize: 8 });
+  for (const [i, request] of requests.entries()) {
+    const [own] = await alone.generate([request]);
+    own.forEach((s, j) => {
+      assert.deepEqual(together[i][j].tokenIds, s.tokenIds, `request ${i} sample ${j}`);
+      assert.ok(maxAbsDiff(together[i][j].modelLogprobs, s.modelLogprobs) < 1e-5);
+    });
+  }
+  batched.dispose();
+  alone.dispose();
+});
