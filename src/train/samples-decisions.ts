@@ -9,9 +9,8 @@
 import type { DecisionAdvantageResult } from '../advantage/from-decisions.ts';
 import type { Trajectory } from '../core/trajectory.ts';
 import { assembleSample } from './samples-assemble.ts';
-import { callVerdict, endsTurn } from './samples-calls.ts';
 import { parseSamplesConfig, type SamplesConfig } from './samples-config.ts';
-import { emptySampleStats } from './samples.ts';
+import { countSamples, emptySampleStats, tallyCall } from './samples.ts';
 import type { SampleBatch, TrainingSample } from './samples-types.ts';
 
 export function buildDecisionSamples(
@@ -25,18 +24,10 @@ export function buildDecisionSamples(
   stats.trajectories = new Set(decisions.map((d) => d.trajectoryId)).size;
   const samples: TrainingSample[] = [];
   for (const d of decisions) {
-    stats.calls++;
     const episodeTruncated = truncated.get(d.trajectoryId);
     if (episodeTruncated === undefined) throw new Error(`buildDecisionSamples: no trajectory '${d.trajectoryId}' was given`);
-    const verdict = callVerdict(d.completion, episodeTruncated, c);
-    if (verdict.truncation) stats.truncated[verdict.truncation]++;
-    if (!verdict.train) {
-      stats.excluded[verdict.reason]++;
-      continue;
-    }
-    if (!verdict.exactIds) stats.approximateIds++;
-    if (verdict.penalized) stats.penalized++;
-    if (!endsTurn(d.completion, c.endOfTurnTokenIds)) stats.missingEndOfTurn++;
+    const verdict = tallyCall(stats, d.completion, episodeTruncated, c);
+    if (!verdict) continue;
     const sample = assembleSample(
       [
         {
@@ -60,10 +51,6 @@ export function buildDecisionSamples(
     stats.trainedCalls++;
     stats.tokensUnpacked += sample.tokens.length;
   }
-  stats.samples = samples.length;
-  for (const sample of samples) {
-    stats.tokens += sample.tokens.length;
-    for (const m of sample.lossMask) stats.trainedTokens += m;
-  }
+  countSamples(stats, samples);
   return { samples, stats };
 }

@@ -13,8 +13,9 @@
 import type { Trajectory } from '../core/trajectory.ts';
 import type { TrajectoryAdvantages } from '../advantage/types.ts';
 import { assembleSample } from './samples-assemble.ts';
-import { callVerdict, endsTurn, type TrainableCall } from './samples-calls.ts';
-import { parseSamplesConfig, type SamplesConfig } from './samples-config.ts';
+import type { Completion } from '../core/completion.ts';
+import { callVerdict, endsTurn, type CallVerdict, type TrainableCall } from './samples-calls.ts';
+import { parseSamplesConfig, type ResolvedSamplesConfig, type SamplesConfig } from './samples-config.ts';
 import { packConversation } from './samples-pack.ts';
 import { EXCLUSION_REASONS, type ExclusionReason, type SampleBatch, type SampleStats, type TrainingSample } from './samples-types.ts';
 
@@ -65,18 +66,10 @@ export function buildSamples(
     const trainable: TrainableCall[] = [];
     trajectory.turns.forEach((turn, k) => {
       turn.calls.forEach(({ completion, invalid }, j) => {
-        stats.calls++;
-        const verdict = callVerdict(completion, trajectory.status === 'truncated', c);
-        if (verdict.truncation) stats.truncated[verdict.truncation]++;
-        if (!verdict.train) {
-          stats.excluded[verdict.reason]++;
-          return;
-        }
-        if (!verdict.exactIds) stats.approximateIds++;
-        if (verdict.penalized) stats.penalized++;
+        const verdict = tallyCall(stats, completion, trajectory.status === 'truncated', c);
+        if (!verdict) return;
         const invalidPenalized = !verdict.penalized && invalid === true && c.invalidAnswers === 'penalize';
         if (invalidPenalized) stats.invalidPenalized++;
-        if (!endsTurn(completion, c.endOfTurnTokenIds)) stats.missingEndOfTurn++;
         trainable.push({
           turn: k,
           call: j,
@@ -105,13 +98,36 @@ export function buildSamples(
     stats.trainedCalls += trainable.length;
   });
 
+  countSamples(stats, samples);
+  stats.packedShare = stats.trainedCalls === 0 ? 0 : packedCalls / stats.trainedCalls;
+  return { samples, stats };
+}
+
+/**
+ * A call's verdict (samples-calls.ts) counted in `stats` (calls, truncations, exclusions by reason,
+ * approximate ids, penalties, missing end-of-turn ids); null when it cannot be trained on.
+ */
+export function tallyCall(stats: SampleStats, completion: Completion, episodeTruncated: boolean, c: ResolvedSamplesConfig): Extract<CallVerdict, { train: true }> | null {
+  stats.calls++;
+  const verdict = callVerdict(completion, episodeTruncated, c);
+  if (verdict.truncation) stats.truncated[verdict.truncation]++;
+  if (!verdict.train) {
+    stats.excluded[verdict.reason]++;
+    return null;
+  }
+  if (!verdict.exactIds) stats.approximateIds++;
+  if (verdict.penalized) stats.penalized++;
+  if (!endsTurn(completion, c.endOfTurnTokenIds)) stats.missingEndOfTurn++;
+  return verdict;
+}
+
+/** The built samples' count and token totals into `stats`. */
+export function countSamples(stats: SampleStats, samples: readonly TrainingSample[]): void {
   stats.samples = samples.length;
   for (const sample of samples) {
     stats.tokens += sample.tokens.length;
     for (const m of sample.lossMask) stats.trainedTokens += m;
   }
-  stats.packedShare = stats.trainedCalls === 0 ? 0 : packedCalls / stats.trainedCalls;
-  return { samples, stats };
 }
 
 function indexTrajectories(trajectories: readonly Trajectory[]): Map<string, Trajectory> {

@@ -8,14 +8,13 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { newId, nowIso } from '../../src/core/ids.ts';
 import { initEngine } from '../../src/model/engine.ts';
 import { openStore } from '../../src/store/open.ts';
 import type { Store } from '../../src/store/store.ts';
 import { parseTrainConfig } from '../../src/train/train-config.ts';
 import { trainRun } from '../../src/train/trainer.ts';
 import { kellySpec } from '../../src/envs/kelly/spec.ts';
-import { densePickSpec, pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
+import { densePickSpec, newTrainRun, pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
 
 let store: Store;
 
@@ -28,11 +27,7 @@ after(async () => {
   await store?.close();
 });
 
-async function newRun(): Promise<string> {
-  const id = newId('run');
-  await store.createRun({ id, kind: 'train', env: 'pick-dense', envOptions: {}, policy: 'default-model', config: {}, status: 'running', createdAt: nowIso(), finishedAt: null, summary: null });
-  return id;
-}
+const newRun = () => newTrainRun(store, 'pick-dense');
 
 const dense = {
   steps: 2,

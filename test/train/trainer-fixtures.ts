@@ -1,5 +1,9 @@
 /** A toy env and tiny settings for trainer tests: one decision, pick the number the observation names. */
 import { z } from 'zod';
+import { newId, nowIso } from '../../src/core/ids.ts';
+import type { MetricPoint } from '../../src/core/trajectory.ts';
+import type { Store } from '../../src/store/store.ts';
+import { isTimingMetric } from '../../src/train/trainer-metrics.ts';
 import { Rng } from '../../src/core/random.ts';
 import type { ToolSpec } from '../../src/core/messages.ts';
 import type { Action, ActionValue, Env, EnvKind, EnvSpec } from '../../src/envs/env.ts';
@@ -82,4 +86,16 @@ export function tinyTrainConfig(extra: TrainConfig = {}): TrainConfig {
     rollout: { concurrency: 64, maxBatchRows: 64 },
     ...extra,
   };
+}
+
+/** A new train run in `store` (its record only), for trainRun to fill. */
+export async function newTrainRun(store: Store, env = 'pick'): Promise<string> {
+  const id = newId('run');
+  await store.createRun({ id, kind: 'train', env, envOptions: {}, policy: 'default-model', config: {}, status: 'running', createdAt: nowIso(), finishedAt: null, summary: null });
+  return id;
+}
+
+/** A step's metrics by name, timings left out (they differ between otherwise equal runs). */
+export function metricsAt(points: readonly MetricPoint[], step: number): Record<string, number> {
+  return Object.fromEntries(points.filter((p) => p.step === step && !isTimingMetric(p.name)).map((p) => [p.name, p.value]));
 }

@@ -9,17 +9,14 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { newId, nowIso } from '../../src/core/ids.ts';
-import type { MetricPoint } from '../../src/core/trajectory.ts';
 import { initEngine } from '../../src/model/engine.ts';
 import { openStore } from '../../src/store/open.ts';
 import type { Store } from '../../src/store/store.ts';
 import { loadTrainCheckpoint } from '../../src/train/checkpoint-io.ts';
 import { parseTrainConfig, resetsReferenceAfter, type TrainSettings } from '../../src/train/train-config.ts';
 import { trainRun, type TrainOutcome } from '../../src/train/trainer.ts';
-import { isTimingMetric } from '../../src/train/trainer-metrics.ts';
 import { parseTrainerState } from '../../src/train/trainer-state.ts';
-import { pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
+import { metricsAt, newTrainRun, pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
 
 const settings: TrainSettings = parseTrainConfig(
   tinyTrainConfig({
@@ -37,21 +34,13 @@ let store: Store;
 let runA: string;
 let outcome: TrainOutcome;
 
-async function newRun(s: Store): Promise<string> {
-  const id = newId('run');
-  await s.createRun({ id, kind: 'train', env: 'pick', envOptions: {}, policy: 'default-model', config: {}, status: 'running', createdAt: nowIso(), finishedAt: null, summary: null });
-  return id;
-}
 
-function byStep(points: readonly MetricPoint[], step: number): Record<string, number> {
-  return Object.fromEntries(points.filter((p) => p.step === step && !isTimingMetric(p.name)).map((p) => [p.name, p.value]));
-}
 
 before(async () => {
   await initEngine({ threads: 1 });
   dir = mkdtempSync(join(tmpdir(), 'spindle-reset-'));
   store = await openStore(join(dir, 'spindle.db'));
-  runA = await newRun(store);
+  runA = await newTrainRun(store);
   outcome = await trainRun({ spec: pickSpec, options: {}, settings, store, runId: runA, resume: null });
   await outcome.policy.close();
 });
@@ -71,7 +60,7 @@ test('reset after every N-th step but the last, and only with a KL term', () => 
 
 test('the reference becomes step 2 weights: logged per step, kept in the checkpoints', async () => {
   const metrics = await store.getMetrics(runA);
-  assert.deepEqual([1, 2, 3, 4].map((s) => byStep(metrics, s)['kl/reference_step']), [0, 0, 2, 2]);
+  assert.deepEqual([1, 2, 3, 4].map((s) => metricsAt(metrics, s)['kl/reference_step']), [0, 0, 2, 2]);
   const runDir = store.runDir(runA);
   const ckpt = (step: number) => loadTrainCheckpoint(join(runDir, `checkpoints/step-00000${step}`), parseTrainerState);
   const [c1, c2, c3, c4] = [1, 2, 3, 4].map(ckpt);
@@ -85,8 +74,8 @@ test('the reference becomes step 2 weights: logged per step, kept in the checkpo
   }
   // Right after the reset the policy still equals its reference, so step 3's KL starts from 0 and
   // stays far below step 2's (taken to the warm start after two steps of RL).
-  const kl = (s: number) => byStep(metrics, s)['kl/reference'];
-  assert.ok(byStep(metrics, 2)['train/updates'] > 0 && byStep(metrics, 3)['train/updates'] > 0, 'steps 2 and 3 trained');
+  const kl = (s: number) => metricsAt(metrics, s)['kl/reference'];
+  assert.ok(metricsAt(metrics, 2)['train/updates'] > 0 && metricsAt(metrics, 3)['train/updates'] > 0, 'steps 2 and 3 trained');
   assert.ok(kl(3) < kl(2), `KL at step 3 (${kl(3)}) below step 2's (${kl(2)})`);
 });
 
@@ -95,15 +84,15 @@ test('a run resumed after a reset continues against the same reference', async (
   try {
     const checkpoint = loadTrainCheckpoint(join(store.runDir(runA), 'checkpoints/step-000003'), parseTrainerState);
     await assert.rejects(
-      trainRun({ spec: pickSpec, options: {}, settings, store: other, runId: await newRun(other), resume: { ...checkpoint, referenceParams: null } }),
+      trainRun({ spec: pickSpec, options: {}, settings, store: other, runId: await newTrainRun(other), resume: { ...checkpoint, referenceParams: null } }),
       /the checkpoint of step 3 has a reference reset at step 2 but no reference-weights\.safetensors/,
     );
     // The other store has no warm-start folder: the reference can only come from the checkpoint.
-    const runB = await newRun(other);
+    const runB = await newTrainRun(other);
     const resumed = await trainRun({ spec: pickSpec, options: {}, settings, store: other, runId: runB, resume: checkpoint });
     await resumed.policy.close();
-    const a = byStep(await store.getMetrics(runA), 4);
-    const b = byStep(await other.getMetrics(runB), 4);
+    const a = metricsAt(await store.getMetrics(runA), 4);
+    const b = metricsAt(await other.getMetrics(runB), 4);
     assert.ok(a['train/updates'] > 0, 'step 4 trained, so the KL term is compared');
     assert.deepEqual(b, a);
   } finally {

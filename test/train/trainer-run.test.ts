@@ -9,8 +9,6 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { newId, nowIso } from '../../src/core/ids.ts';
-import type { MetricPoint } from '../../src/core/trajectory.ts';
 import { initEngine } from '../../src/model/engine.ts';
 import { writeTrainReport } from '../../src/report/train-report.ts';
 import { openStore } from '../../src/store/open.ts';
@@ -19,9 +17,8 @@ import { loadModelFolder, loadTrainCheckpoint } from '../../src/train/checkpoint
 import { parseTrainConfig, type TrainSettings } from '../../src/train/train-config.ts';
 import { trainRun, type TrainOutcome } from '../../src/train/trainer.ts';
 import { finalEvaluation } from '../../src/train/trainer-final.ts';
-import { isTimingMetric } from '../../src/train/trainer-metrics.ts';
 import { parseTrainerState } from '../../src/train/trainer-state.ts';
-import { pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
+import { metricsAt, newTrainRun, pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
 
 const settings: TrainSettings = parseTrainConfig(
   tinyTrainConfig({
@@ -38,21 +35,13 @@ let store: Store;
 let runA: string;
 let outcome: TrainOutcome;
 
-async function newRun(s: Store): Promise<string> {
-  const id = newId('run');
-  await s.createRun({ id, kind: 'train', env: 'pick', envOptions: {}, policy: 'default-model', config: {}, status: 'running', createdAt: nowIso(), finishedAt: null, summary: null });
-  return id;
-}
 
-function byStep(points: readonly MetricPoint[], step: number): Record<string, number> {
-  return Object.fromEntries(points.filter((p) => p.step === step && !isTimingMetric(p.name)).map((p) => [p.name, p.value]));
-}
 
 before(async () => {
   await initEngine({ threads: 1 });
   dir = mkdtempSync(join(tmpdir(), 'spindle-train-'));
   store = await openStore(join(dir, 'spindle.db'));
-  runA = await newRun(store);
+  runA = await newTrainRun(store);
   outcome = await trainRun({ spec: pickSpec, options: {}, settings, store, runId: runA, resume: null });
 });
 
@@ -66,7 +55,7 @@ test('the loop runs end to end: metrics per step, checkpoints, warm start folder
   assert.equal(outcome.episodes, 3 * settings.batchSeeds * settings.groupSize);
   const metrics = await store.getMetrics(runA);
   for (const step of [1, 2, 3]) {
-    const m = byStep(metrics, step);
+    const m = metricsAt(metrics, step);
     for (const name of ['reward/mean', 'advantage/std', 'groups/zero_variance', 'actions/invalid_rate', 'episodes/truncation_rate', 'episodes/length', 'tokens/completion']) {
       assert.ok(name in m, `step ${step} logs ${name}`);
     }
@@ -76,7 +65,7 @@ test('the loop runs end to end: metrics per step, checkpoints, warm start folder
   // Every reward part by name (rule 7): the env's outcome and the invalid-action penalty.
   assert.ok(metrics.some((p) => p.name === 'reward/outcome'), 'reward/outcome logged');
   // Some step trained (groups with different rewards), and its loss metrics were logged.
-  const trained = [1, 2, 3].map((s) => byStep(metrics, s)).filter((m) => (m['train/updates'] ?? 0) > 0);
+  const trained = [1, 2, 3].map((s) => metricsAt(metrics, s)).filter((m) => (m['train/updates'] ?? 0) > 0);
   assert.ok(trained.length > 0, 'at least one step had groups to learn from');
   for (const name of ['kl/policy', 'clip/frac', 'train/entropy', 'train/grad_norm']) assert.ok(name in trained[0], `logs ${name}`);
   // Evaluations after the warm start (step 0), every 2 steps and at the end.
@@ -92,7 +81,7 @@ test('the loop runs end to end: metrics per step, checkpoints, warm start folder
   const last = loadTrainCheckpoint(join(runDir, 'checkpoints/step-000003'), parseTrainerState);
   assert.equal(last.state.step, 3);
   assert.equal(last.state.rng.nextStep, 4);
-  assert.equal(last.optimizer?.step, Number(byStep(metrics, 1)['train/updates'] ?? 0) + Number(byStep(metrics, 2)['train/updates'] ?? 0) + Number(byStep(metrics, 3)['train/updates'] ?? 0));
+  assert.equal(last.optimizer?.step, Number(metricsAt(metrics, 1)['train/updates'] ?? 0) + Number(metricsAt(metrics, 2)['train/updates'] ?? 0) + Number(metricsAt(metrics, 3)['train/updates'] ?? 0));
   assert.ok(loadTrainCheckpoint(join(runDir, 'checkpoints/step-000000'), parseTrainerState).optimizer === null);
   assert.ok(loadModelFolder(join(runDir, 'warm-start')).params['model.embed_tokens.weight']);
 
@@ -152,7 +141,7 @@ test('the final evaluation and the report files', async () => {
 test('a run resumed from a checkpoint logs the same metrics and weights as the uninterrupted run', async () => {
   const other = await openStore(join(dir, 'resumed.db'));
   try {
-    const runB = await newRun(other);
+    const runB = await newTrainRun(other);
     const checkpoint = loadTrainCheckpoint(join(store.runDir(runA), 'checkpoints/step-000002'), parseTrainerState);
     await assert.rejects(
       trainRun({ spec: pickSpec, options: {}, settings, store: other, runId: runB, resume: { ...checkpoint, rlParams: null } }),
@@ -160,8 +149,8 @@ test('a run resumed from a checkpoint logs the same metrics and weights as the u
     );
     const resumed = await trainRun({ spec: pickSpec, options: {}, settings, store: other, runId: runB, resume: checkpoint });
     await resumed.policy.close();
-    const a = byStep(await store.getMetrics(runA), 3);
-    const b = byStep(await other.getMetrics(runB), 3);
+    const a = metricsAt(await store.getMetrics(runA), 3);
+    const b = metricsAt(await other.getMetrics(runB), 3);
     assert.ok(a['train/updates'] > 0, 'step 3 trained, so the comparison covers the optimizer too');
     assert.deepEqual(b, a);
     const wa = loadModelFolder(join(store.runDir(runA), 'checkpoints/step-000003')).params;
