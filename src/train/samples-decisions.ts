@@ -2,7 +2,8 @@
  * Training samples from per-decision advantages (advantage/from-decisions.ts, dense envs): every
  * scored sample of a decision, the played answer and the alternatives drawn beside it, is its own
  * sample, its prompt's exact ids plus its completion's, trained with its decision's advantage. The
- * same rules decide which calls can be trained on as for episodes (samples-calls.ts); nothing is
+ * same rules decide which calls can be trained on as for episodes (samples-calls.ts), but for the
+ * episode's truncation, which does not touch a decision's exact credit; nothing is
  * packed (the samples of one decision share their prompt, not a conversation; identical ones merge
  * later, samples-merge.ts).
  */
@@ -19,14 +20,15 @@ export function buildDecisionSamples(
   config: SamplesConfig = {},
 ): SampleBatch {
   const c = parseSamplesConfig(config);
-  const truncated = new Map(trajectories.map((t) => [t.id, t.status === 'truncated']));
+  const known = new Set(trajectories.map((t) => t.id));
   const stats = emptySampleStats();
   stats.trajectories = new Set(decisions.map((d) => d.trajectoryId)).size;
   const samples: TrainingSample[] = [];
   for (const d of decisions) {
-    const episodeTruncated = truncated.get(d.trajectoryId);
-    if (episodeTruncated === undefined) throw new Error(`buildDecisionSamples: no trajectory '${d.trajectoryId}' was given`);
-    const verdict = tallyCall(stats, d.completion, episodeTruncated, c);
+    if (!known.has(d.trajectoryId)) throw new Error(`buildDecisionSamples: no trajectory '${d.trajectoryId}' was given`);
+    // A decision's credit is exact whatever became of its episode: a truncated episode (its return
+    // incomplete, which is why episode samples are masked or penalised) leaves it as it is.
+    const verdict = tallyCall(stats, d.completion, false, c);
     if (!verdict) continue;
     const sample = assembleSample(
       [

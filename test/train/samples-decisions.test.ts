@@ -37,4 +37,9 @@ test('every scored sample of a decision is a sample of its own', () => {
   assert.equal(batch.stats.trainedCalls, 2);
   assert.equal(batch.stats.trainedTokens, 3);
   assert.throws(() => buildDecisionSamples([], [{ ...ref, sample: 0, completion: played, advantage: 0 }]), /no trajectory 't'/);
+  // A truncated episode's decisions keep their exact credit: they are trained, not masked.
+  const truncated = [{ ...trajectories[0], status: 'truncated' } as Trajectory];
+  const kept = buildDecisionSamples(truncated, [{ ...ref, sample: 0, completion: played, advantage: 0.5 }]);
+  assert.equal(kept.samples.length, 1);
+  assert.equal(kept.stats.truncated.episode, 0);
 });
