@@ -8,7 +8,8 @@
  *
  * Entries are indexed by chained hashes of their first 16, 32, ... tokens (a hit is checked against
  * the tokens themselves), kept within a byte budget by dropping the least recently used, and must be
- * cleared when the weights change (the sampler does).
+ * cleared when the weights change (the sampler does). The budget counts the arrays entries keep
+ * alive: a batch's rows share one array, freed with the last of its entries.
  */
 import type { KvBlock } from './kv-cache-attention.ts';
 
@@ -26,10 +27,10 @@ export class SequenceRows {
     readonly lengths: readonly number[],
   ) {}
 
-  /** Bytes of one row (every row holds N slots). */
-  get rowBytes(): number {
-    const [, heads, slots, dim] = this.layers[0].k.shape;
-    return 2 * heads * slots * dim * 4 * this.layers.length;
+  /** Bytes of all its rows (every row holds N slots), whichever of them entries use. */
+  get bytes(): number {
+    const [rows, heads, slots, dim] = this.layers[0].k.shape;
+    return 2 * rows * heads * slots * dim * 4 * this.layers.length;
   }
 
   retain(): void {
@@ -49,7 +50,7 @@ export type SequenceEntry = { tokens: readonly number[]; rows: SequenceRows; row
 /** A prompt's longest cached prefix: `length` tokens of `entry`'s row (of its rows' layers). */
 export type SequenceMatch = { entry: SequenceEntry; length: number };
 
-type Stored = SequenceEntry & { key: string; blocks: string[]; bytes: number };
+type Stored = SequenceEntry & { key: string; blocks: string[] };
 
 export type SequenceCacheOptions = {
   /** Bytes of keys and values kept at most (default 256 MiB). */
@@ -82,6 +83,8 @@ function commonLength(a: readonly number[], b: readonly number[], from: number, 
 export class SequenceCache {
   private readonly entries = new Map<string, Stored>();
   private readonly index = new Map<string, Set<Stored>>();
+  /** Entries per array: an array's bytes count while it has one. */
+  private readonly arrays = new Map<SequenceRows, number>();
   private readonly maxBytes: number;
   private bytes = 0;
   hits = 0;
@@ -94,6 +97,11 @@ export class SequenceCache {
 
   get size(): number {
     return this.entries.size;
+  }
+
+  /** Bytes of the arrays the entries keep alive. */
+  get bytesHeld(): number {
+    return this.bytes;
   }
 
   /**
@@ -139,22 +147,24 @@ export class SequenceCache {
    */
   insert(rows: SequenceRows, sequences: { tokens: readonly number[]; row: number }[]): void {
     rows.retain(); // held while the new entries are added, so evicting the others cannot free it
-    const bytes = rows.rowBytes;
     for (const { tokens, row } of sequences) {
       if (tokens.length < SEQUENCE_BLOCK || tokens.length > rows.lengths[row]) continue;
       const key = tokens.join(',');
       if (this.entries.has(key)) continue;
-      const entry: Stored = { tokens, rows, row, key, blocks: blockHashes(tokens), bytes };
+      const entry: Stored = { tokens, rows, row, key, blocks: blockHashes(tokens) };
       rows.retain();
+      const users = this.arrays.get(rows) ?? 0;
+      if (users === 0) this.bytes += rows.bytes;
+      this.arrays.set(rows, users + 1);
       this.entries.set(key, entry);
-      this.bytes += bytes;
       for (const h of entry.blocks) {
         let set = this.index.get(h);
         if (!set) this.index.set(h, (set = new Set()));
         set.add(entry);
       }
     }
-    // Least recently used first (Map order); an entry over the budget on its own is not kept either.
+    // Least recently used first (Map order) until the arrays left fit; an array over the budget on
+    // its own is not kept either.
     for (const entry of this.entries.values()) {
       if (this.bytes <= this.maxBytes) break;
       this.remove(entry);
@@ -168,7 +178,11 @@ export class SequenceCache {
 
   private remove(entry: Stored): void {
     this.entries.delete(entry.key);
-    this.bytes -= entry.bytes;
+    const users = this.arrays.get(entry.rows)! - 1;
+    if (users === 0) {
+      this.arrays.delete(entry.rows);
+      this.bytes -= entry.rows.bytes;
+    } else this.arrays.set(entry.rows, users);
     for (const h of entry.blocks) {
       const set = this.index.get(h);
       set?.delete(entry);

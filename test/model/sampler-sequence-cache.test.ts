@@ -98,21 +98,45 @@ test('the cache finds the longest shared prefix, keeps each sequence once, and k
     { tokens: b, row: 1 },
   ]);
   assert.equal(cache.size, 2);
+  assert.equal(cache.bytesHeld, 20_480);
   const probe = [...a.slice(0, 35), 99];
   assert.deepEqual(cache.match(probe)?.length, 35, 'the longer match wins');
   assert.equal(cache.match(probe)?.entry.row, 0);
   assert.equal(cache.match([...b, 5], 36)?.length, 36, 'capped by maxLength');
   assert.equal(cache.match(tokens(40, 9)), null, 'nothing shared');
   assert.equal(cache.match(a.slice(0, SEQUENCE_BLOCK - 1)), null, 'shorter than a block');
-  cache.insert(rows(1, 40), [{ tokens: a, row: 0 }]);
+  const duplicate = rows(1, 40);
+  cache.insert(duplicate, [{ tokens: a, row: 0 }]);
   assert.equal(cache.size, 2, 'a sequence already cached is not added twice');
-  // A third row goes over the budget: the least recently used (b: a was matched last) leaves.
-  cache.match(probe);
+  assert.equal(cache.bytesHeld, 20_480, 'and its array is not kept');
+  assert.throws(() => duplicate.layers[0].k.shape && duplicate.layers[0].k.ref, /disposed|freed|deleted/i);
+  cache.clear();
+  assert.equal(cache.size, 0);
+  assert.equal(cache.bytesHeld, 0);
+
+  // Over the budget the least recently used entries leave: b (a was matched last).
   const c = tokens(40, 3);
+  cache.insert(rows(1, 40), [{ tokens: a, row: 0 }]);
+  cache.insert(rows(1, 40), [{ tokens: b, row: 0 }]);
+  cache.match(probe);
   cache.insert(rows(1, 40), [{ tokens: c, row: 0 }]);
   assert.equal(cache.size, 2);
+  assert.equal(cache.bytesHeld, 20_480);
   assert.equal(cache.match([...b, 1])?.length, 33, 'b is gone: only the prefix it shared with a is found');
   assert.equal(cache.match([...c, 1])?.length, 40);
   cache.clear();
-  assert.equal(cache.size, 0);
+
+  // The budget counts arrays, not entries: one entry left in a batch's array keeps all of it. Here
+  // dropping b frees nothing (a shares its array), so a goes too, though it was used last.
+  cache.insert(rows(2, 40), [
+    { tokens: a, row: 0 },
+    { tokens: b, row: 1 },
+  ]);
+  cache.match(probe);
+  cache.insert(rows(1, 40), [{ tokens: c, row: 0 }]);
+  assert.equal(cache.size, 1);
+  assert.equal(cache.bytesHeld, 10_240);
+  assert.equal(cache.match(probe), null);
+  assert.equal(cache.match([...c, 1])?.length, 40);
+  cache.clear();
 });
