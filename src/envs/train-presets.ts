@@ -11,12 +11,17 @@
  * at most 64 rows at once: its keys and values grow with rows × context, and the bandit's
  * 200-episode evaluation at the default 256 rows went past jax-js's 4 GiB (every episode failed,
  * measured with the run's warm start in a fresh process), where 64 rows peaked at 0.83 GB.
+ * Each token's KL is clamped at 10 (verl's low_var_kl): their answers are numbers of several
+ * tokens, and a digit the policy had made unlikely, sampled anyway, brought a k3 gradient in the
+ * hundreds (newsvendor, seed 1, unclamped: gradient norm 455–1,360 at steps 6–9 of a dense run, then
+ * every answer illegal from step 10 to 44; episode GRPO: 634 at step 6, 402 at step 11).
  */
 export const multiTurnTrainPreset: Record<string, unknown> = {
   groupSize: 8,
   batchSeeds: 4,
   update: { rowLength: null },
   rollout: { maxBatchRows: 64 },
+  loss: { klMax: 10 },
 };
 
 /**

@@ -134,13 +134,16 @@ test("an env's train preset sits under the user's config and flags, field by fie
   assert.deepEqual(preset.update, { rowLength: null });
 });
 
-test('built-in presets are valid configs; every env but Blackjack measures its row length', () => {
+test('built-in presets are valid configs; every env but Blackjack measures its row length and clamps the KL', () => {
   for (const spec of builtinEnvs) {
     const c = parseTrainConfig(spec.train ?? {});
     if (spec.name === 'blackjack') assert.equal(spec.train, undefined, 'Blackjack runs on the defaults');
     else assert.equal(c.update.rowLength, null, spec.name);
     // The ten-turn envs decode at most 64 rows at once (their keys and values grow with the context).
     if (!['blackjack', 'nim'].includes(spec.name)) assert.equal(c.rollout.maxBatchRows, 64, spec.name);
+    // Every preset clamps each token's KL (multi-token answers); Blackjack's one-token answers do not need it.
+    assert.equal(c.loss.klMax, spec.name === 'blackjack' ? null : 10, spec.name);
+    assert.equal(c.loss.klBeta, 1, `${spec.name}: a preset's loss fields keep the default β`);
     if (spec.name === 'nim') assert.deepEqual([c.samples.invalidAnswers, c.loss.klMax, c.loss.klBeta], ['penalize', 10, 1]);
   }
 });
