@@ -14,7 +14,11 @@
  * Each token's KL is clamped at 10 (verl's low_var_kl): their answers are numbers of several
  * tokens, and a digit the policy had made unlikely, sampled anyway, brought a k3 gradient in the
  * hundreds (newsvendor, seed 1, unclamped: gradient norm 455–1,360 at steps 6–9 of a dense run, then
- * every answer illegal from step 10 to 44; episode GRPO: 634 at step 6, 402 at step 11).
+ * every answer illegal from step 10 to 44; episode GRPO: 634 at step 6, 402 at step 11). Clamped,
+ * the same dense run stayed below 23 and handed over 157.5 after 30 steps (the unclamped one 157.5
+ * after 60). The clamp's cost: past it a token brings no gradient, so it cannot pull a policy back
+ * that has left the reference far; a dense hmm run (seed 1) went from 0 % to 100 % illegal answers
+ * in one ordinary update (norm 1.7) at step 12 and stayed there (every group tied, KL 2.5 a token).
  */
 export const multiTurnTrainPreset: Record<string, unknown> = {
   groupSize: 8,
