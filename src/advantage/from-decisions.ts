@@ -25,6 +25,11 @@ export interface DecisionSampleRef {
 export interface DecisionAdvantageResult {
   /** The samples of the groups kept, each with its advantage, in recording order. */
   samples: (DecisionSampleRef & { advantage: number })[];
+  /**
+   * The samples of the zero-variance decisions left out, at advantage 0: all answers refused is
+   * such a decision, and samples.invalidAnswers 'penalize' still trains those (samples-decisions.ts).
+   */
+  droppedSamples: (DecisionSampleRef & { advantage: number })[];
   groups: number;
   stats: AdvantageStats;
 }
@@ -65,8 +70,11 @@ export function decisionAdvantages(
   const { kept, dropped } = dropZeroVariance ? dropZeroVarianceGroups(groups) : { kept: groups, dropped: [] };
   const advantages = denseAdvantages(kept, dense);
   const samples = advantages.map((a) => ({ ...refs.get(a.sampleId)!, advantage: a.advantage }));
+  const left = new Set(dropped);
+  const droppedSamples = groups.filter((g) => left.has(g.groupId)).flatMap((g) => g.samples.map((s) => ({ ...refs.get(s.sampleId)!, advantage: 0 })));
   return {
     samples,
+    droppedSamples,
     groups: groups.length,
     stats: advantageStats(
       advantages.map((a) => a.advantage),

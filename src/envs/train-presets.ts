@@ -11,14 +11,16 @@
  * at most 64 rows at once: its keys and values grow with rows × context, and the bandit's
  * 200-episode evaluation at the default 256 rows went past jax-js's 4 GiB (every episode failed,
  * measured with the run's warm start in a fresh process), where 64 rows peaked at 0.83 GB.
- * Each token's KL is clamped at 10 (verl's low_var_kl): their answers are numbers of several
- * tokens, and a digit the policy had made unlikely, sampled anyway, brought a k3 gradient in the
- * hundreds (newsvendor, seed 1, unclamped: gradient norm 455–1,360 at steps 6–9 of a dense run, then
- * every answer illegal from step 10 to 44; episode GRPO: 634 at step 6, 402 at step 11). Clamped,
- * the same dense run stayed below 23 and handed over 157.5 after 30 steps (the unclamped one 157.5
- * after 60). The clamp's cost: past it a token brings no gradient, so it cannot pull a policy back
- * that has left the reference far; a dense hmm run (seed 1) went from 0 % to 100 % illegal answers
- * in one ordinary update (norm 1.7) at step 12 and stayed there (every group tied, KL 2.5 a token).
+ * Each token's KL is bounded past 10 (`loss.klMax`: k3 continues along its tangent there, so a
+ * token's pull is at most 12.6): their answers are numbers of several tokens, and a digit the
+ * policy had made unlikely, sampled anyway, brought a k3 gradient in the hundreds (newsvendor,
+ * seed 1, plain k3: gradient norm 455–1,360 at steps 6–9 of a dense run, then every answer illegal
+ * from step 10 to 44; episode GRPO: 634 at step 6, 402 at step 11). With the value clamped at 10
+ * (verl's low_var_kl; this preset until the tangent replaced it) the same dense run stayed below 23
+ * and handed over 157.5 after 30 steps (plain k3: 157.5 after 60), but past the clamp a token
+ * brought no gradient. A dense hmm run (seed 1, clamped) went from 0 % to 100 % illegal answers in
+ * one ordinary update (norm 1.7) at step 12 and stayed there: every decision's answers were the
+ * same refused one, so every group tied and was dropped, and nothing, not even the KL, trained.
  */
 export const multiTurnTrainPreset: Record<string, unknown> = {
   groupSize: 8,

@@ -23,7 +23,7 @@ export const lossConfigSchema = z.strictObject({
   clipHigh: z.number().min(0, 'must be ≥ 0').default(0.28),
   /** β, the weight of the k3 KL to a frozen reference; 0 disables it (and no reference is needed). */
   klBeta: z.number().min(0, 'must be ≥ 0').default(0),
-  /** Each token's k3 value clamped at this (loss-kl.ts); null: not clamped. */
+  /** Past this value each token's k3 continues along its tangent, bounding its gradient (loss-kl.ts); null: plain k3. */
   klMax: z.number().positive('must be > 0').nullable().default(null),
   lengthNorm: z.enum(LENGTH_NORMS).default('dapo'),
   /** Dr. GRPO's constant: tokens per sequence to divide by (the sampler's max completion tokens). */

@@ -3,7 +3,9 @@
  * scored sample of a decision, the played answer and the alternatives drawn beside it, is its own
  * sample, its prompt's exact ids plus its completion's, trained with its decision's advantage. The
  * same rules decide which calls can be trained on as for episodes (samples-calls.ts), but for the
- * episode's truncation, which does not touch a decision's exact credit; nothing is
+ * episode's truncation, which does not touch a decision's exact credit; under invalidAnswers
+ * 'penalize' a refused answer trains with invalidPenalty instead of its decision's advantage, as an
+ * episode's refused answers do (samples.ts). Nothing is
  * packed (the samples of one decision share their prompt, not a conversation; identical ones merge
  * later, samples-merge.ts).
  */
@@ -30,6 +32,8 @@ export function buildDecisionSamples(
     // incomplete, which is why episode samples are masked or penalised) leaves it as it is.
     const verdict = tallyCall(stats, d.completion, false, c);
     if (!verdict) continue;
+    const invalidPenalized = !verdict.penalized && d.invalid && c.invalidAnswers === 'penalize';
+    if (invalidPenalized) stats.invalidPenalized++;
     const sample = assembleSample(
       [
         {
@@ -38,7 +42,7 @@ export function buildDecisionSamples(
           promptIds: verdict.promptIds,
           completionIds: verdict.completionIds,
           logprobs: verdict.logprobs,
-          advantage: verdict.penalized ? c.truncationPenalty : d.advantage,
+          advantage: verdict.penalized ? c.truncationPenalty : invalidPenalized ? c.invalidPenalty : d.advantage,
           policyVersion: d.completion.policyVersion,
           finishReason: d.completion.finishReason,
           truncation: verdict.truncation,

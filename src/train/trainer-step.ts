@@ -111,7 +111,10 @@ export async function rlStep<O extends Record<string, unknown>>(ctx: RlStepConte
     const { estimator: _dense, ...options } = settings.advantage;
     const decisions = decisionAdvantages(usable, options);
     advantageStats = decisions.stats;
-    batch = buildDecisionSamples(usable, decisions.samples, { ...settings.samples, endOfTurnTokenIds: ctx.assets.stopTokenIds });
+    // Under invalidAnswers 'penalize' a refused answer trains at the penalty even where every answer
+    // of its decision tied (all refused): otherwise nothing pushes the policy off that answer.
+    const refused = settings.samples.invalidAnswers === 'penalize' ? decisions.droppedSamples.filter((s) => s.invalid) : [];
+    batch = buildDecisionSamples(usable, [...decisions.samples, ...refused], { ...settings.samples, endOfTurnTokenIds: ctx.assets.stopTokenIds });
   } else {
     const advantages = computeAdvantages(scoredGroupsFromTrajectories(usable), settings.advantage);
     advantageStats = advantages.stats;

@@ -54,6 +54,9 @@ describe('decision advantages', () => {
     const dropped = decisionAdvantages([t], { dropZeroVariance: true });
     assert.equal(dropped.samples.length, 3);
     assert.equal(dropped.stats.droppedGroups, 1);
+    // The tied decision's samples are kept aside at advantage 0 (what 'penalize' trains when all were refused).
+    assert.deepEqual(dropped.droppedSamples.map((x) => [x.turn, x.sample, x.advantage]), [[1, 0, 0], [1, 1, 0]]);
+    assert.deepEqual(result.droppedSamples, []);
   });
 
   it('an invalid sample carries the penalty it was scored with', () => {

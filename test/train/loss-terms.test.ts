@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { grad, initEngine, np, type Tensor } from '../../src/model/engine.ts';
 import { truncatedImportanceWeight } from '../../src/train/loss-importance.ts';
-import { k3, klToReference } from '../../src/train/loss-kl.ts';
+import { k3, k3Inverse, klToReference } from '../../src/train/loss-kl.ts';
 import { cispoTerm, ppoClipTerm } from '../../src/train/loss-policy.ts';
 
 before(async () => {
@@ -76,16 +76,23 @@ test('k3 KL to the reference: 0 where ref = new, gradient 1 − π_ref/π_new, m
   close(await g.data(), [0, -1, 0.5, 0], 1e-6, 'gradient');
 });
 
-test('k3 KL clamped at klMax: the value stops there and a clamped token brings no gradient', async () => {
+test('k3 KL past klMax continues along its tangent: the value grows linearly and the gradient stays bounded, never 0', async () => {
   // ref − new = [0, ln 2, ln 100, −ln 100]: k3 = [0, 0.306853, 100 − ln 100 − 1 = 94.39483, 0.01 + ln 100 − 1 = 3.61517]
   const ref = [-1, -1 + Math.LN2, -1 + Math.log(100), -1 - Math.log(100)];
   const fresh = [-1, -1, -1, -1];
   const mask = [1, 1, 1, 1];
   close(await klToReference(np.array(ref), np.array(fresh), np.array(mask)).data(), [0, 0.306853, 94.39483, 3.61517], 1e-4, 'unclamped');
-  close(await klToReference(np.array(ref), np.array(fresh), np.array(mask), 10).data(), [0, 0.306853, 10, 3.61517], 1e-4, 'clamped');
+  // klMax 10: x* = 2.6108686 (e^x* − x* − 1 = 10); past it 10 + (e^x* − 1)(ln 100 − x*) = 35.149875
+  assert.ok(Math.abs(k3Inverse(10) - 2.610868638) < 1e-8, `x* ${k3Inverse(10)}`);
+  close(await klToReference(np.array(ref), np.array(fresh), np.array(mask), 10).data(), [0, 0.306853, 35.149875, 3.61517], 1e-4, 'bounded');
   const g = grad((lp: Tensor) => klToReference(np.array(ref), lp, np.array(mask), 10).sum())(np.array(fresh));
-  // 1 − π_ref/π_new = [0, −1, (clamped: 0, not −99), 1 − 0.01]
-  close(await g.data(), [0, -1, 0, 0.99], 1e-5, 'gradient');
+  // 1 − π_ref/π_new = [0, −1, (bounded: 1 − e^x* = −12.610869, not −99), 1 − 0.01]
+  close(await g.data(), [0, -1, -12.610869, 0.99], 1e-4, 'gradient');
+  // Continuous at x*: just below and above it agree with k3 (value and slope).
+  const at = k3Inverse(10);
+  const near = [-1 + at - 1e-3, -1 + at + 1e-3];
+  close(await klToReference(np.array(near), np.array([-1, -1]), np.array([1, 1]), 10).data(), [Math.exp(at - 1e-3) - (at - 1e-3) - 1, 10 + (Math.exp(at) - 1) * 1e-3], 1e-4, 'continuous');
+  assert.throws(() => k3Inverse(0), /max must be > 0/);
 });
 
 test('truncated importance weight: min(π_old/π_sampler, cap) and the capped share', async () => {
