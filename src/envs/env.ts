@@ -143,6 +143,14 @@ export interface EnvSpec<O extends Record<string, unknown> = Record<string, unkn
    * episodes) do not suit it: a partial train config (the same fields as `--config`), under the
    * user's config file and flags, which win field by field. E.g. a 10-turn env needs
    * `{ update: { rowLength: null } }` (rows measured from its episodes) and fewer episodes a step.
+   * A function gets the run's env options (a preset that suits `report=true` differently).
    */
-  train?: Record<string, unknown>;
+  train?: Record<string, unknown> | ((options: O) => Record<string, unknown>);
+}
+
+/** The train preset of `spec` for these options ({} when it has none). */
+export function trainPresetOf<O extends Record<string, unknown>>(spec: EnvSpec<O>, options: O): Record<string, unknown> {
+  const preset = spec.train;
+  if (preset === undefined) return {};
+  return typeof preset === 'function' ? preset(options) : preset;
 }

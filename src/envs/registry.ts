@@ -7,7 +7,7 @@ import { UsageError } from '../core/errors.ts';
 import { describeZodError } from '../core/schemas.ts';
 import { parseTrainConfig } from '../train/train-config.ts';
 import { builtinEnvs } from './builtin.ts';
-import type { Env, EnvSpec } from './env.ts';
+import { trainPresetOf, type Env, type EnvSpec } from './env.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyEnvSpec = EnvSpec<any>;
@@ -33,7 +33,7 @@ const envSpecShape = z.object({
       policyReturn: z.custom(isFn, { message: 'must be a function' }).optional(),
     })
     .optional(),
-  train: z.record(z.string(), z.unknown()).optional(),
+  train: z.union([z.record(z.string(), z.unknown()), z.custom(isFn)], { message: 'must be a partial train config or a function (options) => one' }).optional(),
 });
 
 const envShape = z.object({
@@ -55,14 +55,15 @@ export function checkEnvSpec(spec: unknown, source: string): AnyEnvSpec {
   const parsed = envSpecShape.safeParse(spec);
   if (!parsed.success) throw new UsageError(`${source} does not export a valid EnvSpec: ${describeZodError(parsed.error)}`);
   const checked = spec as AnyEnvSpec;
-  if (checked.train !== undefined) {
+  const defaults = checked.options.safeParse({});
+  // A preset that depends on the options is checked for the default ones (and for the run's own by spindle train).
+  if (checked.train !== undefined && (typeof checked.train !== 'function' || defaults.success)) {
     try {
-      parseTrainConfig(checked.train);
+      parseTrainConfig(trainPresetOf(checked, defaults.data ?? {}));
     } catch (err) {
       throw new UsageError(`${source}: its train preset is not a valid train config: ${(err as Error).message}`);
     }
   }
-  const defaults = checked.options.safeParse({});
   if (defaults.success) {
     let env: unknown;
     try {

@@ -4,8 +4,8 @@
  * their arrays are created and released, so memory stays flat over thousands of steps.
  */
 import type { JsTree } from '@jax-js/jax';
-import { AdamW, adamwUpdate, clipByGlobalNorm, learningRate, stepScalars, type AdamWOptions, type StepScalars } from './adamw.ts';
-import { jit, tree, valueAndGrad, type Tensor } from './engine.ts';
+import { AdamW, adamwUpdate, clipByGlobalNorm, learningRate, stepScalars, zerosLike, type AdamWOptions, type StepScalars } from './adamw.ts';
+import { jit, np, tree, valueAndGrad, type Tensor } from './engine.ts';
 import type { Params } from './params.ts';
 
 /** Scalar loss, optionally with named scalar metrics computed in the same pass. */
@@ -27,11 +27,21 @@ export type StepResult = {
 
 type StepOut = { params: Params; m: Params; v: Params; loss: Tensor; gradNorm: Tensor; metrics: Record<string, Tensor> };
 type StepFn<I> = (params: Params, m: Params, v: Params, s: StepScalars, inputs: I) => StepOut;
+type GradFn<I> = (params: Params, pending: Params, inputs: I) => { loss: Tensor; metrics: Record<string, Tensor>; pending: Params };
+type ApplyFn = (params: Params, m: Params, v: Params, s: StepScalars, pending: Params, scale: Tensor) => { params: Params; m: Params; v: Params; gradNorm: Tensor };
+
+/** What one optimiser update of accumulated gradients did. */
+export type AppliedUpdate = { gradNorm: number; learningRate: number; batches: number };
 
 export class ParamTrainer<I extends JsTree<Tensor>> {
   readonly optimizer: AdamW;
   #params: Params;
   readonly #step: StepFn<I>;
+  readonly #grad: GradFn<I>;
+  readonly #apply: ApplyFn;
+  /** The sum of the gradients accumulated since the last update (accumulate), and how many. */
+  #pending: Params | null = null;
+  #pendingCount = 0;
 
   /** Takes ownership of `params` (and of `optimizer` when given, e.g. restored from a checkpoint). */
   constructor(params: Params, lossFn: LossFn<I>, optimizer: AdamWOptions | AdamW) {
@@ -53,6 +63,19 @@ export class ParamTrainer<I extends JsTree<Tensor>> {
       const next = adamwUpdate(cfg, params, clipped.grads, m, v, s);
       return { ...next, loss, gradNorm: clipped.norm, metrics };
     }) as unknown as StepFn<I>;
+    this.#grad = jit((params: Params, pending: Params, inputs: I) => {
+      const [[loss, metrics], grads] = lossAndGrad(params, inputs);
+      const sum: Params = {};
+      for (const name of Object.keys(grads)) sum[name] = grads[name].add(pending[name]);
+      return { loss, metrics, pending: sum };
+    }) as unknown as GradFn<I>;
+    this.#apply = jit((params: Params, m: Params, v: Params, s: StepScalars, pending: Params, scale: Tensor) => {
+      const mean: Params = {};
+      const names = Object.keys(pending);
+      names.forEach((name, i) => (mean[name] = pending[name].mul(i === names.length - 1 ? scale : scale.ref)));
+      const clipped = clipByGlobalNorm(mean, cfg.maxGradNorm);
+      return { ...adamwUpdate(cfg, params, clipped.grads, m, v, s), gradNorm: clipped.norm };
+    }) as unknown as ApplyFn;
   }
 
   /** The current parameters, borrowed: take `.ref`s (tree.ref) to keep any beyond the next step. */
@@ -77,8 +100,42 @@ export class ParamTrainer<I extends JsTree<Tensor>> {
     return { loss: (await out.loss.data())[0], gradNorm: (await out.gradNorm.data())[0], learningRate: learningRate(opt.config, at), metrics };
   }
 
+  /**
+   * Adds the gradient of the loss on `inputs` (consumed) to the pending sum without changing the
+   * parameters; `applyAccumulated` then makes one optimiser update of their mean (gradient
+   * accumulation: many small batches, one step).
+   */
+  async accumulate(inputs: I): Promise<{ loss: number; metrics: Record<string, number> }> {
+    if (this.#pending === null) this.#pending = zerosLike(this.#params);
+    const out = this.#grad(tree.ref(this.#params), this.#pending, inputs);
+    this.#pending = out.pending;
+    this.#pendingCount++;
+    const metrics: Record<string, number> = {};
+    for (const [name, t] of Object.entries(out.metrics)) metrics[name] = (await t.data())[0];
+    return { loss: (await out.loss.data())[0], metrics };
+  }
+
+  /** One optimiser step with the mean of the gradients accumulated since the last one (clipped as `step` clips). */
+  async applyAccumulated(scheduleStep?: number): Promise<AppliedUpdate> {
+    const pending = this.#pending;
+    if (pending === null) throw new Error('applyAccumulated: no gradients were accumulated');
+    const batches = this.#pendingCount;
+    this.#pending = null;
+    this.#pendingCount = 0;
+    const opt = this.optimizer;
+    opt.step++;
+    const { m, v } = opt.takeMoments();
+    const at = scheduleStep ?? opt.step;
+    const out = this.#apply(this.#params, m, v, stepScalars(opt.config, opt.step, at), pending, np.array(1 / batches));
+    this.#params = out.params;
+    opt.putMoments(out.m, out.v);
+    return { gradNorm: (await out.gradNorm.data())[0], learningRate: learningRate(opt.config, at), batches };
+  }
+
   /** Hands the parameters over (the trainer is unusable afterwards). */
   release(): Params {
+    if (this.#pending !== null) tree.dispose(this.#pending);
+    this.#pending = null;
     const p = this.#params;
     this.#params = {};
     this.optimizer.dispose();

@@ -190,6 +190,14 @@ export const trainConfigSchema = z.strictObject({
       /** Passes over each rollout batch; above 1 the ratio leaves 1 and the clip acts. */
       epochs: positiveInt.default(1),
       /**
+       * true: a mini-batch's updates add their gradients, and their mean makes one optimiser update
+       * (gradient accumulation, as TRL's and verl's mini-batches); false: each fills its own update.
+       * A dense step of a ten-turn env fills 20–35 updates of 2–4 rows (hmm: 640 answers of 8 × 10
+       * decisions), each an Adam step of about lr whatever its gradient's size, where a Blackjack step
+       * fills 2; so the dense preset accumulates (train-presets.ts).
+       */
+      accumulate: z.boolean().default(false),
+      /**
        * The batch shape of the run (rl-batch.ts): rows × rowLength positions behind the shared
        * prefix per optimiser update. A mini-batch that needs more rows takes several updates; a
        * sequence longer than a row is left out (counted). Also bounds the attention's memory. null:

@@ -53,11 +53,13 @@ export function rolloutMetrics(summary: RolloutSummary, trajectories: readonly T
 /** The loss metrics of the supervised term (trainer-loss.ts). */
 const SUPERVISED_METRICS = new Set(['sftLoss', 'sftTokens']);
 
-/** Loss metrics averaged over the step's optimiser updates; advantage and sample statistics. */
+/** Loss metrics averaged over the step's layouts (each an optimiser update unless accumulated); advantage and sample statistics. */
 export function updateMetrics(
   updates: readonly { result: StepResult; layout: RlLayout }[],
   advantage: AdvantageStats,
   samples: SampleStats,
+  /** Optimiser updates made; fewer than the layouts when gradients were accumulated. */
+  optimizerUpdates = updates.length,
 ): Record<string, number> {
   const out: Record<string, number> = {
     'advantage/mean': advantage.mean,
@@ -74,7 +76,8 @@ export function updateMetrics(
     'samples/packed_share': samples.packedShare,
     'tokens/trained': samples.trainedTokens,
     'tokens/samples': samples.tokens,
-    'train/updates': updates.length,
+    'train/updates': optimizerUpdates,
+    'train/layouts': updates.length,
   };
   let computed = 0;
   for (const u of updates) computed += u.layout.computedTokens;

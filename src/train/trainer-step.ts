@@ -68,6 +68,7 @@ async function optimise<O extends Record<string, unknown>>(ctx: RlStepContext<O>
   const out: { result: StepResult; layout: RlLayout }[] = [];
   const { layouts, tooLong } = ctx.shapes.layouts(samples);
   ctx.counts.tooLong += tooLong;
+  const accumulate = ctx.settings.update.accumulate;
   for (const layout of layouts) {
     const inputs: RlStepInputs = rlTensors(ctx.assets.cfg, layout);
     if (ctx.reference) {
@@ -75,9 +76,15 @@ async function optimise<O extends Record<string, unknown>>(ctx: RlStepContext<O>
       inputs.klBeta = np.array(klBeta);
     }
     // The learning-rate schedule counts RL steps (train-config.ts optimizer).
-    out.push({ result: await ctx.trainer.step(inputs, step), layout });
+    if (!accumulate) out.push({ result: await ctx.trainer.step(inputs, step), layout });
+    else out.push({ result: { ...(await ctx.trainer.accumulate(inputs)), gradNorm: Number.NaN, learningRate: Number.NaN }, layout });
   }
-  return out;
+  if (accumulate && out.length > 0) {
+    // One update for the mini-batch: each of its layouts reports the update's norm and rate.
+    const applied = await ctx.trainer.applyAccumulated(step);
+    for (const u of out) Object.assign(u.result, { gradNorm: applied.gradNorm, learningRate: applied.learningRate });
+  }
+  return { layouts: out, optimizerUpdates: accumulate ? Math.min(1, out.length) : out.length };
 }
 
 export async function rlStep<O extends Record<string, unknown>>(ctx: RlStepContext<O>, step: number): Promise<RlStepResult> {
@@ -131,11 +138,16 @@ export async function rlStep<O extends Record<string, unknown>>(ctx: RlStepConte
 
   const klBeta = klBetaAt(settings.loss, step, settings.steps);
   const updates: { result: StepResult; layout: RlLayout }[] = [];
+  let optimizerUpdates = 0;
   ctx.counts.tooLong = 0;
   if (samples.length > 0) {
     for (let epoch = 0; epoch < settings.update.epochs; epoch++) {
       const rng = new Rng(settings.seed, 0x7e57 + step * 131 + epoch);
-      for (const part of miniBatches(samples, settings.update.miniBatches, rng)) updates.push(...(await optimise(ctx, part, klBeta, step)));
+      for (const part of miniBatches(samples, settings.update.miniBatches, rng)) {
+        const done = await optimise(ctx, part, klBeta, step);
+        updates.push(...done.layouts);
+        optimizerUpdates += done.optimizerUpdates;
+      }
     }
   }
   ctx.policy.updateWeights(ctx.trainer.params, step);
@@ -143,7 +155,7 @@ export async function rlStep<O extends Record<string, unknown>>(ctx: RlStepConte
 
   const metrics: Record<string, number> = {
     ...rolloutMetrics(rollout.summary, rollout.trajectories),
-    ...updateMetrics(updates, advantageStats, batch.stats),
+    ...updateMetrics(updates, advantageStats, batch.stats, optimizerUpdates),
     'samples/too_long': ctx.counts.tooLong,
     'samples/merged': rl.merged,
     ...(reportSft

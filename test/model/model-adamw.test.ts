@@ -116,6 +116,34 @@ test("a caller's schedule step sets the learning rate; bias correction still cou
   constant.dispose();
 });
 
+test('accumulated gradients make one update of their mean: three one-row batches equal one step on the mean loss', async () => {
+  // Σ over rows of the row's loss, over 3 batches, = 3 × (the full batch's loss / 3): the same gradient mean.
+  const options = { lr: 0.05, weightDecay: 0.1, maxGradNorm: 2, warmupSteps: 2 };
+  const third = (p: Params, i: Inputs): Tensor => loss(p, i).div(3);
+  const whole = new ParamTrainer<Inputs>(startParams(), third, options);
+  const parts = new ParamTrainer<Inputs>(startParams(), loss, options);
+  const row = (n: number): Inputs => ({ x: np.array([X[n]]), y: np.array([Y[n]]) });
+  for (let update = 0; update < 3; update++) {
+    const one = await whole.step(inputs());
+    let sum = 0;
+    for (let n = 0; n < 3; n++) sum += (await parts.accumulate(row(n))).loss;
+    const applied = await parts.applyAccumulated();
+    assert.equal(applied.batches, 3);
+    assert.ok(Math.abs(sum / 3 - one.loss) < 1e-5, `loss ${sum / 3} vs ${one.loss}`);
+    assert.ok(Math.abs(applied.gradNorm - one.gradNorm) < 1e-5, `norm ${applied.gradNorm} vs ${one.gradNorm}`);
+    assert.equal(applied.learningRate, one.learningRate);
+  }
+  assert.ok((await parts.applyAccumulated().catch((e: Error) => e)) instanceof Error, 'nothing accumulated: refused');
+  assert.equal(parts.optimizer.step, 3);
+  const a = await toHostParams(whole.params);
+  const b = await toHostParams(parts.params);
+  assert.ok(maxAbsDiff(a.w.data, b.w.data) < 1e-6 && maxAbsDiff(a.b.data, b.b.data) < 1e-6, `${a.w.data} vs ${b.w.data}`);
+  // The parameters moved (the test is not comparing two untouched copies).
+  assert.ok(maxAbsDiff(b.w.data, W0) > 0.05);
+  whole.dispose();
+  parts.dispose();
+});
+
 test('a loss may return named metrics computed in the same pass', async () => {
   const withMetrics = (p: Params, i: Inputs): [Tensor, Record<string, Tensor>] => {
     const residual = np.matmul(i.x, p.w).add(p.b).sub(i.y);

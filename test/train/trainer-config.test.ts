@@ -6,6 +6,7 @@ import { UsageError } from '../../src/core/errors.ts';
 import { hmmSpec } from '../../src/envs/hmm/spec.ts';
 import { rewardsForReportMode } from '../../src/rewards/report-mode.ts';
 import { builtinEnvs } from '../../src/envs/builtin.ts';
+import { trainPresetOf } from '../../src/envs/env.ts';
 import { checkEnvSpec } from '../../src/envs/registry.ts';
 import { applyFlagOverrides, klBetaAt, mergeTrainConfig, parseTrainConfig, rlLossConfig } from '../../src/train/train-config.ts';
 import { counterSpec } from '../rollout/counter-spec.ts';
@@ -134,17 +135,30 @@ test("an env's train preset sits under the user's config and flags, field by fie
   assert.deepEqual(preset.update, { rowLength: null });
 });
 
-test('built-in presets are valid configs; every env but Blackjack measures its row length and clamps the KL', () => {
+test('built-in presets are valid configs; every env but Blackjack measures its row length and bounds the KL; dense envs train dense', () => {
   for (const spec of builtinEnvs) {
-    const c = parseTrainConfig(spec.train ?? {});
+    const c = parseTrainConfig(trainPresetOf(spec, spec.options.parse({})));
     if (spec.name === 'blackjack') assert.equal(spec.train, undefined, 'Blackjack runs on the defaults');
     else assert.equal(c.update.rowLength, null, spec.name);
     // The ten-turn envs decode at most 64 rows at once (their keys and values grow with the context).
     if (!['blackjack', 'nim'].includes(spec.name)) assert.equal(c.rollout.maxBatchRows, 64, spec.name);
-    // Every preset clamps each token's KL (multi-token answers); Blackjack's one-token answers do not need it.
+    // Every preset bounds each token's KL (multi-token answers); Blackjack's one-token answers do not need it.
     assert.equal(c.loss.klMax, spec.name === 'blackjack' ? null : 10, spec.name);
     assert.equal(c.loss.klBeta, 1, `${spec.name}: a preset's loss fields keep the default β`);
     if (spec.name === 'nim') assert.deepEqual([c.samples.invalidAnswers, c.loss.klMax, c.loss.klBeta], ['penalize', 10, 1]);
+    // Dense envs compare each decision's 8 answers by their exact values, in 4 accumulated updates.
+    const dense = ['bandit', 'kelly', 'newsvendor', 'hmm'].includes(spec.name);
+    assert.equal(c.advantage.estimator, dense ? 'dense' : 'grpo', spec.name);
+    if (dense) {
+      assert.equal(spec.kind, 'dense', spec.name);
+      assert.deepEqual([c.groupSize, c.batchSeeds, c.episode.decisionSamples, c.samples.invalidAnswers, c.update.accumulate, c.update.miniBatches], [1, 8, 8, 'penalize', true, 4], spec.name);
+    } else assert.equal(c.update.accumulate, false, spec.name);
+    // With report questions (no credit from action values) a dense env keeps episode GRPO, and the run is valid.
+    const withReports = spec.options.safeParse({ report: true });
+    if (dense && withReports.success) {
+      const r = parseTrainConfig(trainPresetOf(spec, withReports.data));
+      assert.deepEqual([r.advantage.estimator, r.groupSize, r.batchSeeds, r.update.accumulate], ['grpo', 8, 4, false], `${spec.name} report=true`);
+    }
   }
 });
 
@@ -154,5 +168,13 @@ test('a user env whose train preset is not a valid config is refused, naming the
     (err: unknown) => err instanceof UsageError && /\.\/my-env\.ts: its train preset/.test(err.message) && /train\.groupSize/.test(err.message),
   );
   assert.throws(() => checkEnvSpec({ ...counterSpec, train: [1] }, './my-env.ts'), /train/);
-  assert.equal(checkEnvSpec({ ...counterSpec, train: { steps: 5 } }, './my-env.ts').train?.steps, 5);
+  const fixed = checkEnvSpec({ ...counterSpec, train: { steps: 5 } }, './my-env.ts');
+  assert.equal(trainPresetOf(fixed, {}).steps, 5);
+  // A preset can depend on the options; it is checked for the default ones.
+  const byOptions = checkEnvSpec({ ...counterSpec, train: (o: Record<string, unknown>) => ({ steps: o.report ? 7 : 5 }) }, './my-env.ts');
+  assert.deepEqual([trainPresetOf(byOptions, {}).steps, trainPresetOf(byOptions, { report: true }).steps], [5, 7]);
+  assert.throws(
+    () => checkEnvSpec({ ...counterSpec, train: () => ({ batchSeeds: -1 }) }, './my-env.ts'),
+    (err: unknown) => err instanceof UsageError && /its train preset/.test(err.message) && /train\.batchSeeds/.test(err.message),
+  );
 });

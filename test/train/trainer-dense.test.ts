@@ -13,6 +13,8 @@ import { openStore } from '../../src/store/open.ts';
 import type { Store } from '../../src/store/store.ts';
 import { parseTrainConfig } from '../../src/train/train-config.ts';
 import { trainRun } from '../../src/train/trainer.ts';
+import { loadTrainCheckpoint } from '../../src/train/checkpoint-io.ts';
+import { parseTrainerState } from '../../src/train/trainer-state.ts';
 import { kellySpec } from '../../src/envs/kelly/spec.ts';
 import { densePickSpec, newTrainRun, pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
 
@@ -61,6 +63,22 @@ test('each decision draws 4 answers scored exactly, and its samples train agains
   assert.equal(decision.alternatives.length, 3);
   assert.equal(decision.rewards.length, 4);
   for (const r of decision.rewards) assert.ok(r === 1 || r === 0 || r === -1, `reward ${r}: a pick scores 1 or 0, an invalid answer the penalty -1`);
+});
+
+test('update.accumulate: the layouts of a step add their gradients into one optimiser update', async () => {
+  // 2-row layouts, so a step's 8 decisions × 4 answers fill several.
+  const settings = parseTrainConfig(tinyTrainConfig({ ...dense, update: { rows: 2, rowLength: 64, accumulate: true } }));
+  const runId = await newRun();
+  const outcome = await trainRun({ spec: densePickSpec, options: {}, settings, store, runId, resume: null });
+  await outcome.policy.close();
+  const steps = loadTrainCheckpoint(join(store.runDir(runId), 'checkpoints/step-000002'), parseTrainerState).optimizer?.step;
+  const metrics = await store.getMetrics(runId);
+  const at = (step: number, name: string) => metrics.find((m) => m.step === step && m.name === name)?.value ?? 0;
+  assert.ok(at(1, 'train/layouts') + at(2, 'train/layouts') > 2, `several layouts: ${at(1, 'train/layouts')} + ${at(2, 'train/layouts')}`);
+  for (const step of [1, 2]) assert.equal(at(step, 'train/updates'), at(step, 'train/layouts') > 0 ? 1 : 0, `step ${step}: one update`);
+  // The optimiser counted one update a trained step (and the warm start's own optimiser is separate).
+  assert.equal(steps, at(1, 'train/updates') + at(2, 'train/updates'));
+  for (const step of [1, 2]) if (at(step, 'train/updates') > 0) assert.ok(Number.isFinite(at(step, 'train/grad_norm')) && at(step, 'train/grad_norm') > 0);
 });
 
 test('the dense estimator needs decision samples and an env that scores its actions', async () => {

@@ -1,3 +1,4 @@
+import { trainPresetOf } from '../../envs/env.ts';
 import { listEnvs } from '../../envs/registry.ts';
 import { makeOutput, table } from '../output.ts';
 
@@ -11,7 +12,7 @@ export function envsCommand(opts: { json?: boolean }): void {
       description: spec.description,
       defaultOptions: defaults.success ? defaults.data : null,
       exact: { optimalReturn: !!spec.exact?.optimalReturn, policyReturn: !!spec.exact?.policyReturn },
-      trainPreset: spec.train ?? {},
+      trainPreset: defaults.success ? trainPresetOf(spec, defaults.data) : typeof spec.train === 'function' ? null : (spec.train ?? {}),
     };
   });
   out.line(table(['env', 'kind', 'description'], envs.map((e) => [e.name, e.kind, e.description])));

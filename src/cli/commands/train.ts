@@ -10,7 +10,7 @@ import { resolve } from 'node:path';
 import { UsageError } from '../../core/errors.ts';
 import { newId, nowIso } from '../../core/ids.ts';
 import type { Run } from '../../core/trajectory.ts';
-import type { EnvSpec } from '../../envs/env.ts';
+import { trainPresetOf, type EnvSpec } from '../../envs/env.ts';
 import { parseEnvOptionPairs, resolveEnvOptions } from '../../envs/options.ts';
 import { loadEnvSpec } from '../../envs/registry.ts';
 import { formatEvalReport } from '../eval-report.ts';
@@ -100,7 +100,7 @@ async function plan(flags: TrainFlags): Promise<Plan> {
   const spec = await loadEnvSpec(flags.env);
   const options = resolveEnvOptions(spec, parseEnvOptionPairs(flags.envOpt ?? []));
   const file = flags.config === undefined ? undefined : readConfigFile(flags.config);
-  const settings = parseTrainConfig(mergeTrainConfig(spec.train ?? {}, applyFlagOverrides(file, flags)));
+  const settings = parseTrainConfig(mergeTrainConfig(trainPresetOf(spec, options), applyFlagOverrides(file, flags)));
   return { spec, options, settings, envSource: flags.env, resume: null };
 }
 

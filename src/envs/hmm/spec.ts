@@ -1,6 +1,6 @@
 /** The hmm env's registration: options, factory and instructions. */
 import type { EnvSpec } from '../env.ts';
-import { multiTurnTrainPreset } from '../train-presets.ts';
+import { denseTrainPreset } from '../train-presets.ts';
 import { HmmEnv } from './env.ts';
 import { hmmOptionsSchema, type HmmOptions } from './options.ts';
 import { reportRewards } from '../report-options.ts';
@@ -19,5 +19,5 @@ export const hmmSpec: EnvSpec<HmmOptions> = {
       ...(o.report ? ['In the same call, give `p_state`: your probability for each hidden state now (they sum to 1); it is scored with a proper scoring rule.'] : []),
     ].join('\n'),
   rewards: reportRewards,
-  train: multiTurnTrainPreset,
+  train: denseTrainPreset,
 };

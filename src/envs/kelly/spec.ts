@@ -1,6 +1,6 @@
 /** The kelly env's registration: options, factory, instructions and exact optimal return. */
 import type { EnvSpec } from '../env.ts';
-import { multiTurnTrainPreset } from '../train-presets.ts';
+import { denseTrainPreset } from '../train-presets.ts';
 import { KellyEnv } from './env.ts';
 import { bestGridFraction, expectedLogGrowth, fractionGrid } from './growth.ts';
 import { kellyOptionsSchema, stepValues, type KellyOptions } from './options.ts';
@@ -34,5 +34,5 @@ export const kellySpec: EnvSpec<KellyOptions> = {
     ].join('\n'),
   rewards: reportRewards,
   exact: { optimalReturn: kellyOptimalReturn },
-  train: multiTurnTrainPreset,
+  train: denseTrainPreset,
 };
