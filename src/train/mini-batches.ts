@@ -1,12 +1,38 @@
-/** A batch's samples split into `parts` nearly equal mini-batches, in an order the rng shuffles. */
+/**
+ * A batch's samples split into `parts` nearly equal mini-batches, in an order the rng shuffles.
+ * With `unitOf`, samples of the same unit (e.g. a decision's answers, which share their prompt and
+ * so share it in a layout row: rl-batch.ts) stay in one mini-batch; split apart, each part would
+ * compute the prompt again. Samples whose unit is undefined are units of their own.
+ */
 import type { Rng } from '../core/random.ts';
 
-export function miniBatches<T>(samples: readonly T[], parts: number, rng: Rng): T[][] {
-  const order = samples.map((_, i) => i);
-  for (let i = order.length - 1; i > 0; i--) {
-    const j = rng.int(i + 1);
-    [order[i], order[j]] = [order[j], order[i]];
+export function miniBatches<T>(samples: readonly T[], parts: number, rng: Rng, unitOf?: (sample: T) => string | undefined): T[][] {
+  const units: T[][] = [];
+  const byKey = new Map<string, T[]>();
+  for (const s of samples) {
+    const key = unitOf?.(s);
+    const known = key === undefined ? undefined : byKey.get(key);
+    if (known) known.push(s);
+    else {
+      const unit = [s];
+      units.push(unit);
+      if (key !== undefined) byKey.set(key, unit);
+    }
   }
-  const n = Math.min(parts, samples.length);
-  return Array.from({ length: n }, (_, k) => order.slice(Math.floor((k * order.length) / n), Math.floor(((k + 1) * order.length) / n)).map((i) => samples[i]));
+  for (let i = units.length - 1; i > 0; i--) {
+    const j = rng.int(i + 1);
+    [units[i], units[j]] = [units[j], units[i]];
+  }
+  const n = Math.min(parts, units.length);
+  // Part k starts at the first unit whose first sample is at or past ⌊k·N/n⌋ (one-sample units: the
+  // slices of N/n samples each).
+  const out: T[][] = Array.from({ length: n }, () => []);
+  let seen = 0;
+  let part = 0;
+  for (const unit of units) {
+    while (part < n - 1 && seen >= Math.floor(((part + 1) * samples.length) / n)) part++;
+    out[part].push(...unit);
+    seen += unit.length;
+  }
+  return out.filter((p) => p.length > 0);
 }

@@ -64,6 +64,11 @@ export interface RlStepResult {
 }
 
 /** One optimiser update per layout the samples fill (a fixed shape each), at the schedule's RL step `step`. */
+/** A sample's group (a dense decision, a GRPO group): its samples share a prompt, so a mini-batch keeps them together. */
+function groupOf(sample: LayoutSample): string | undefined {
+  return 'groupId' in sample && typeof sample.groupId === 'string' ? sample.groupId : undefined;
+}
+
 async function optimise<O extends Record<string, unknown>>(ctx: RlStepContext<O>, samples: readonly LayoutSample[], klBeta: number, step: number) {
   const out: { result: StepResult; layout: RlLayout }[] = [];
   const { layouts, tooLong } = ctx.shapes.layouts(samples);
@@ -143,7 +148,7 @@ export async function rlStep<O extends Record<string, unknown>>(ctx: RlStepConte
   if (samples.length > 0) {
     for (let epoch = 0; epoch < settings.update.epochs; epoch++) {
       const rng = new Rng(settings.seed, 0x7e57 + step * 131 + epoch);
-      for (const part of miniBatches(samples, settings.update.miniBatches, rng)) {
+      for (const part of miniBatches(samples, settings.update.miniBatches, rng, groupOf)) {
         const done = await optimise(ctx, part, klBeta, step);
         updates.push(...done.layouts);
         optimizerUpdates += done.optimizerUpdates;
