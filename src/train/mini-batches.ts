@@ -7,7 +7,11 @@
 import type { Rng } from '../core/random.ts';
 
 export function miniBatches<T>(samples: readonly T[], parts: number, rng: Rng, unitOf?: (sample: T) => string | undefined): T[][] {
+  // One part keeps every unit whole anyway; its samples keep the order they had before units
+  // existed (a resumed run's metrics matched the uninterrupted run's to the bit with it, and not
+  // with the units' order: 0.14118950 against 0.14118948, not yet explained).
   const units: T[][] = [];
+  if (parts <= 1) unitOf = undefined;
   const byKey = new Map<string, T[]>();
   for (const s of samples) {
     const key = unitOf?.(s);
