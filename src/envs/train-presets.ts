@@ -60,8 +60,12 @@ export const nimTrainPreset: Record<string, unknown> = {
  * fill 20–35 updates of 2–4 rows; each is an Adam step of about lr whatever its gradient, and a
  * dense hmm run (seed 1) went from 0 % to 61 % refused answers over steps 6–9, as the warmup
  * brought lr to 1e-3, with 34 updates a step: so the step's gradients are accumulated into 4
- * updates (4 mini-batches). With `report=true` the report answers would get no credit from action
- * values, so those runs keep the ten-turn preset's episode GRPO.
+ * updates (4 mini-batches). So accumulated, hmm kept 0–3.8 % refused answers a step but did not learn in
+ * 30 steps (greedy 5.59 / 5.63 / 4.38 at 10 / 20 / 30 against random 4.98, the warm start 4.38 and
+ * the oracle 8.05; KL 0.0002–0.05 a token: it barely moved); newsvendor with this preset
+ * handed over 157.5 [148.5, 166.5] on 300 seeds after 50 steps (normalised 0.82, as without it).
+ * Not measured: kelly, the bandit. With `report=true` the report answers would get no credit from
+ * action values, so those runs keep the ten-turn preset's episode GRPO.
  */
 export function denseTrainPreset(options: Record<string, unknown>): Record<string, unknown> {
   if (options.report === true) return multiTurnTrainPreset;
