@@ -63,12 +63,15 @@ export interface RlStepResult {
   trajectories: Trajectory[];
 }
 
-/** One optimiser update per layout the samples fill (a fixed shape each), at the schedule's RL step `step`. */
 /** A sample's group (a dense decision, a GRPO group): its samples share a prompt, so a mini-batch keeps them together. */
 function groupOf(sample: LayoutSample): string | undefined {
   return 'groupId' in sample && typeof sample.groupId === 'string' ? sample.groupId : undefined;
 }
 
+/**
+ * One optimiser update per layout the samples fill (a fixed shape each), or with update.accumulate
+ * one for them all, at the schedule's RL step `step`.
+ */
 async function optimise<O extends Record<string, unknown>>(ctx: RlStepContext<O>, samples: readonly LayoutSample[], klBeta: number, step: number) {
   const out: { result: StepResult; layout: RlLayout }[] = [];
   const { layouts, tooLong } = ctx.shapes.layouts(samples);
