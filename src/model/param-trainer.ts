@@ -57,11 +57,13 @@ export class ParamTrainer<I extends JsTree<Tensor>> {
       p: Params,
       inputs: I,
     ) => [[Tensor, Record<string, Tensor>], Params];
+    const clipAndUpdate = (params: Params, grads: Params, m: Params, v: Params, s: StepScalars) => {
+      const clipped = clipByGlobalNorm(grads, cfg.maxGradNorm);
+      return { ...adamwUpdate(cfg, params, clipped.grads, m, v, s), gradNorm: clipped.norm };
+    };
     this.#step = jit((params: Params, m: Params, v: Params, s: StepScalars, inputs: I): StepOut => {
       const [[loss, metrics], grads] = lossAndGrad(tree.ref(params), inputs);
-      const clipped = clipByGlobalNorm(grads, cfg.maxGradNorm);
-      const next = adamwUpdate(cfg, params, clipped.grads, m, v, s);
-      return { ...next, loss, gradNorm: clipped.norm, metrics };
+      return { ...clipAndUpdate(params, grads, m, v, s), loss, metrics };
     }) as unknown as StepFn<I>;
     this.#grad = jit((params: Params, pending: Params, inputs: I) => {
       const [[loss, metrics], grads] = lossAndGrad(params, inputs);
@@ -73,8 +75,7 @@ export class ParamTrainer<I extends JsTree<Tensor>> {
       const mean: Params = {};
       const names = Object.keys(pending);
       names.forEach((name, i) => (mean[name] = pending[name].mul(i === names.length - 1 ? scale : scale.ref)));
-      const clipped = clipByGlobalNorm(mean, cfg.maxGradNorm);
-      return { ...adamwUpdate(cfg, params, clipped.grads, m, v, s), gradNorm: clipped.norm };
+      return clipAndUpdate(params, mean, m, v, s);
     }) as unknown as ApplyFn;
   }
 
@@ -88,16 +89,20 @@ export class ParamTrainer<I extends JsTree<Tensor>> {
    * (default: this update's number), for a caller whose schedule counts its own steps.
    */
   async step(inputs: I, scheduleStep?: number): Promise<StepResult> {
+    const { out, learningRate } = this.#update(scheduleStep, (params, m, v, s) => this.#step(params, m, v, s, inputs));
+    return { loss: await scalar(out.loss), gradNorm: await scalar(out.gradNorm), learningRate, metrics: await scalars(out.metrics) };
+  }
+
+  /** Counts the update, runs `run` on the parameters and moments, and keeps what it returns. */
+  #update<T extends { params: Params; m: Params; v: Params }>(scheduleStep: number | undefined, run: (params: Params, m: Params, v: Params, s: StepScalars) => T): { out: T; learningRate: number } {
     const opt = this.optimizer;
     opt.step++;
     const { m, v } = opt.takeMoments();
     const at = scheduleStep ?? opt.step;
-    const out = this.#step(this.#params, m, v, stepScalars(opt.config, opt.step, at), inputs);
+    const out = run(this.#params, m, v, stepScalars(opt.config, opt.step, at));
     this.#params = out.params;
     opt.putMoments(out.m, out.v);
-    const metrics: Record<string, number> = {};
-    for (const [name, t] of Object.entries(out.metrics)) metrics[name] = (await t.data())[0];
-    return { loss: (await out.loss.data())[0], gradNorm: (await out.gradNorm.data())[0], learningRate: learningRate(opt.config, at), metrics };
+    return { out, learningRate: learningRate(opt.config, at) };
   }
 
   /**
@@ -110,9 +115,7 @@ export class ParamTrainer<I extends JsTree<Tensor>> {
     const out = this.#grad(tree.ref(this.#params), this.#pending, inputs);
     this.#pending = out.pending;
     this.#pendingCount++;
-    const metrics: Record<string, number> = {};
-    for (const [name, t] of Object.entries(out.metrics)) metrics[name] = (await t.data())[0];
-    return { loss: (await out.loss.data())[0], metrics };
+    return { loss: await scalar(out.loss), metrics: await scalars(out.metrics) };
   }
 
   /** One optimiser step with the mean of the gradients accumulated since the last one (clipped as `step` clips). */
@@ -122,14 +125,8 @@ export class ParamTrainer<I extends JsTree<Tensor>> {
     const batches = this.#pendingCount;
     this.#pending = null;
     this.#pendingCount = 0;
-    const opt = this.optimizer;
-    opt.step++;
-    const { m, v } = opt.takeMoments();
-    const at = scheduleStep ?? opt.step;
-    const out = this.#apply(this.#params, m, v, stepScalars(opt.config, opt.step, at), pending, np.array(1 / batches));
-    this.#params = out.params;
-    opt.putMoments(out.m, out.v);
-    return { gradNorm: (await out.gradNorm.data())[0], learningRate: learningRate(opt.config, at), batches };
+    const { out, learningRate } = this.#update(scheduleStep, (params, m, v, s) => this.#apply(params, m, v, s, pending, np.array(1 / batches)));
+    return { gradNorm: await scalar(out.gradNorm), learningRate, batches };
   }
 
   /** Hands the parameters over (the trainer is unusable afterwards). */
@@ -145,4 +142,14 @@ export class ParamTrainer<I extends JsTree<Tensor>> {
   dispose(): void {
     tree.dispose(this.release());
   }
+}
+
+async function scalar(t: Tensor): Promise<number> {
+  return (await t.data())[0];
+}
+
+async function scalars(named: Record<string, Tensor>): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const [name, t] of Object.entries(named)) out[name] = await scalar(t);
+  return out;
 }
