@@ -30,7 +30,8 @@ export interface TrainReportInput {
   episodes: number;
   wallSeconds: number;
   metrics: readonly MetricPoint[];
-  warmStart: { steps: number; answerSteps: number; reached: boolean; invalidRate: number | null; seconds: number } | null;
+  /** `from`: the run whose warm start this one reused (its seconds were spent there). */
+  warmStart: { steps: number; answerSteps: number; reached: boolean; invalidRate: number | null; seconds: number; from?: string | null } | null;
   finalEval: EvalReport | null;
   /** The trained policy's name in finalEval. */
   trainedPolicy: string;
@@ -102,7 +103,8 @@ export function trainReportMarkdown(input: TrainReportInput): string {
   lines.push(`![learning curve](${CURVE_FILE})`, '');
 
   lines.push('## Where the time went', '');
-  const warmSeconds = input.warmStart?.seconds ?? 0;
+  const reusedFrom = input.warmStart?.from ?? null;
+  const warmSeconds = reusedFrom === null ? (input.warmStart?.seconds ?? 0) : 0;
   const phases: [string, number][] = [
     ['warm start', warmSeconds],
     ['rollouts', total(input.metrics, 'time/rollout_s')],
@@ -121,7 +123,8 @@ export function trainReportMarkdown(input: TrainReportInput): string {
   if (input.warmStart) {
     lines.push('## Warm start', '');
     lines.push(
-      `${input.warmStart.steps} supervised steps on random-policy demonstrations (the action format only) in ${input.warmStart.seconds.toFixed(1)} s` +
+      (reusedFrom === null ? '' : `Reused from run ${reusedFrom} (its time there is not counted here): `) +
+        `${input.warmStart.steps} supervised steps on random-policy demonstrations (the action format only) in ${input.warmStart.seconds.toFixed(1)} s` +
         (input.warmStart.answerSteps > 0 ? `, the last ${input.warmStart.answerSteps} on every legal action's answer side by side (so it prefers no action)` : '') +
         '; ' +
         `invalid answers at the last check: ${pct(input.warmStart.invalidRate)} (${input.warmStart.reached ? 'target reached' : 'target NOT reached'}).`,

@@ -10,7 +10,7 @@ import { trainConfigSchema, type TrainSettings } from './train-config.ts';
 
 export const TRAINER_STATE_FORMAT = 'spindle-trainer-state/1';
 
-const warmStartSummarySchema = z.object({
+export const warmStartSummarySchema = z.object({
   steps: z.number().int().min(0),
   /** Of those, the last ones on every legal action's answer (warm-start.ts); 0 in runs from before them. */
   answerSteps: z.number().int().min(0).default(0),
@@ -20,6 +20,8 @@ const warmStartSummarySchema = z.object({
   seconds: z.number().min(0),
   /** The warm-started weights, relative to the run folder. */
   path: z.string(),
+  /** The run whose warm start this run reused (`--warm-start`; its seconds are that run's); null: its own. */
+  from: z.string().nullable().default(null),
 });
 export type WarmStartSummary = z.infer<typeof warmStartSummarySchema>;
 

@@ -29,6 +29,7 @@ import { finiteMetrics } from './trainer-metrics.ts';
 import { TRAINER_STATE_FORMAT, type TrainerState, type WarmStartSummary } from './trainer-state.ts';
 import { rlStep, type RlStepContext } from './trainer-step.ts';
 import { warmStart, type WarmStartCheck } from './warm-start.ts';
+import { reusedSummary, saveWarmStartRecord, type WarmStartSource } from './warm-start-reuse.ts';
 import { averageFirstStep, WeightAverage, type AveragedSteps } from './weight-average.ts';
 
 /** The row length runs had before it was measured (checkpoints that did not record one). */
@@ -50,6 +51,8 @@ export interface TrainRunInput<O extends Record<string, unknown>> {
   runId: string;
   /** A checkpoint of this run to continue from (checkpoint-io.ts loadTrainCheckpoint). */
   resume: TrainCheckpoint<TrainerState> | null;
+  /** Another run's warm start to begin RL from instead of warm-starting (warm-start-reuse.ts); not with resume. */
+  warmStartFrom?: WarmStartSource | null;
   onEvent?: (event: TrainEvent) => void;
 }
 
@@ -84,6 +87,8 @@ function resolveMaxTurns<O extends Record<string, unknown>>(spec: EnvSpec<O>, op
 export async function trainRun<O extends Record<string, unknown>>(input: TrainRunInput<O>): Promise<TrainOutcome> {
   const start = performance.now();
   const { spec, options, settings, store, runId, resume } = input;
+  const reused = input.warmStartFrom ?? null;
+  if (resume && reused) throw new Error('trainRun: a resumed run keeps its own warm start (resume and warmStartFrom together)');
   const emit = input.onEvent ?? (() => undefined);
   const runDir = store.runDir(runId);
   const wallBefore = resume?.state.wallSeconds ?? 0;
@@ -126,6 +131,14 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
     episodes = resume.state.episodes;
     if (resume.state.prefixLength !== null) shapes.fixPrefix(resume.state.prefixLength);
     if (!shapes.lengthFixed) shapes.fixLength(resume.state.rowLength ?? LEGACY_ROW_LENGTH);
+  } else if (reused) {
+    assets = reused.assets;
+    params = toParams(reused.params);
+    firstStep = 1;
+    episodes = 0;
+    maxTokens = settings.episode.maxTokens ?? reused.record.maxTokens;
+    warm = null;
+    if (!shapes.lengthFixed && reused.record.rowLength !== null) shapes.fixLength(reused.record.rowLength);
   } else {
     emit({ type: 'phase', phase: 'model', message: `training the tokenizer on ${settings.model.corpusEpisodes} random ${spec.name} episodes` });
     const model = await createDefaultModel({ spec, options, seed: settings.seed, corpusEpisodes: settings.model.corpusEpisodes, shape: settings.model });
@@ -169,7 +182,16 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
     maxBatchRows: settings.rollout.maxBatchRows,
   });
   try {
-    if (!resume) {
+    if (reused) {
+      emit({ type: 'phase', phase: 'warm-start', message: `reusing the warm start of run ${reused.runId} (${reused.record.summary.steps} steps)` });
+      const dir = join(runDir, WARM_START_PATH);
+      saveModelFolder(dir, assets, reused.params);
+      warm = reusedSummary(reused, WARM_START_PATH);
+      saveWarmStartRecord(dir, { ...reused.record, runId, summary: warm });
+      lastEval = await periodicEval({ spec, options, policy, episodes: settings.evalEpisodes, maxTurns, maxTokens, concurrency: settings.rollout.concurrency });
+      await record(0, evalMetrics(lastEval));
+      emit({ type: 'eval', step: 0, eval: lastEval });
+    } else if (!resume) {
       emit({ type: 'phase', phase: 'warm-start', message: `learning the action format from ${settings.warmStart.demoEpisodes} random-policy episodes` });
       const ws = await warmStart({
         spec,
@@ -192,7 +214,8 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
       params = ws.params;
       maxTokens = ws.maxTokens;
       if (!shapes.lengthFixed) shapes.fixLength(ws.rlRowLength);
-      saveModelFolder(join(runDir, WARM_START_PATH), assets, await toHostParams(params));
+      const dir = join(runDir, WARM_START_PATH);
+      saveModelFolder(dir, assets, await toHostParams(params));
       const last = ws.checks.at(-1);
       warm = {
         steps: ws.steps,
@@ -202,7 +225,9 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
         meanReturn: last && Number.isFinite(last.meanReturn) ? last.meanReturn : null,
         seconds: ws.wallMs / 1000,
         path: WARM_START_PATH,
+        from: null,
       };
+      saveWarmStartRecord(dir, { runId, env: spec.name, envOptions: options, maxTokens, rowLength: ws.rlRowLength, summary: warm });
       lastEval = await periodicEval({ spec, options, policy, episodes: settings.evalEpisodes, maxTurns, maxTokens, concurrency: settings.rollout.concurrency });
       // The warm start's own steps are not RL steps: its figures are logged at step 0.
       await record(0, {
@@ -241,7 +266,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
       counts: { tooLong: 0 },
     };
     emit({ type: 'phase', phase: 'rl', message: `RL: ${settings.steps} steps of ${settings.batchSeeds} seeds x ${settings.groupSize} samples; updates of ${shapes.rows} rows x ${shapes.length} tokens` });
-    let lastCheckpoint = resume ? '' : join('checkpoints', 'step-000000');
+    let lastCheckpoint = resume || reused ? '' : join('checkpoints', 'step-000000');
     const averageFrom = averageFirstStep(settings.weightAverage.from, settings.steps);
     if (!average && averageFrom !== null) average = new WeightAverage(Math.max(averageFrom, firstStep));
     try {

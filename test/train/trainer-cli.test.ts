@@ -19,6 +19,8 @@ test('bad config fields, flags and resume targets exit 2 with a message, nothing
     [['train'], /--env is required/],
     [['train', '--resume', 'run_0123456789abcdef', '--lr', '0.1'], /only --steps and --threads/],
     [['train', '--resume', 'run_0123456789abcdef'], /no database/],
+    [['train', '--resume', 'run_0123456789abcdef', '--warm-start', 'run_0123456789abcdef'], /only --steps and --threads may be given \(not --warm-start\)/],
+    [['train', '--env', 'blackjack', '--warm-start', 'run_0123456789abcdef'], /--warm-start run_0123456789abcdef: there is no database/],
   ];
   for (const [args, message] of cases) {
     const r = runCli([...args, '--db', 'db.sqlite'], dir);

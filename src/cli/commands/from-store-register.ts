@@ -19,7 +19,7 @@ const TASK_HELP = 'only the groups of this task id (repeatable; default all)';
 const ACCEPT_HELP = 'a recorded model id that served this same tokenizer under another name (repeatable)';
 
 /** Flags of `spindle train` that only an online run reads. */
-const ONLINE_ONLY = ['env', 'envOpt', 'groupSize', 'batchSeeds', 'evalEvery', 'checkpointEvery', 'resume'] as const;
+const ONLINE_ONLY = ['env', 'envOpt', 'groupSize', 'batchSeeds', 'evalEvery', 'checkpointEvery', 'resume', 'warmStart'] as const;
 /** Flags only `--from-store` reads. */
 const OFFLINE_ONLY = ['model', 'task', 'acceptModel', 'run'] as const;
 

@@ -155,6 +155,7 @@ export function registerCommands(program: Command): void {
     .option('--checkpoint-every <n>', 'steps between checkpoints', intFlag('--checkpoint-every', 1, 10_000_000))
     .option('--threads <n>', 'engine threads (default: all cores)', intFlag('--threads', 1, 256))
     .option('--resume <run>', 'continue a train run from its latest checkpoint')
+    .option('--warm-start <run>', "start RL from the warm start of a stored train run (same env and options) instead of warm-starting")
     .option('--db <path>', DB_HELP)
     .option('--json', 'print one JSON object as the last line')
     .action((opts) => trainOrFromStore(opts, trainCommand));

@@ -6,7 +6,7 @@
  * goes to stderr; with --json one object is the last line of stdout.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { UsageError } from '../../core/errors.ts';
 import { newId, nowIso } from '../../core/ids.ts';
 import type { Run } from '../../core/trajectory.ts';
@@ -21,7 +21,8 @@ import { defaultDbPath } from '../../store/paths.ts';
 import type { Store } from '../../store/store.ts';
 import { loadTrainCheckpoint, type TrainCheckpoint } from '../../train/checkpoint-io.ts';
 import { applyFlagOverrides, mergeTrainConfig, parseTrainConfig, type TrainFlagOverrides, type TrainSettings } from '../../train/train-config.ts';
-import { trainRun, type TrainEvent } from '../../train/trainer.ts';
+import { trainRun, WARM_START_PATH, type TrainEvent } from '../../train/trainer.ts';
+import { loadWarmStartSource, type WarmStartSource } from '../../train/warm-start-reuse.ts';
 import { finalEvaluation, type FinalEval } from '../../train/trainer-final.ts';
 import { finalSummary } from '../../train/trainer-report-summary.ts';
 import { parseTrainerState, type TrainerState } from '../../train/trainer-state.ts';
@@ -32,6 +33,7 @@ export interface TrainFlags extends TrainFlagOverrides {
   envOpt?: string[];
   config?: string;
   resume?: string;
+  warmStart?: string;
   db?: string;
   json?: boolean;
 }
@@ -55,11 +57,12 @@ interface Plan {
   settings: TrainSettings;
   envSource: string;
   resume: { runId: string; checkpoint: TrainCheckpoint<TrainerState> } | null;
+  warmStartFrom: WarmStartSource | null;
 }
 
 /** `--resume RUN`: the run's latest checkpoint; only --steps (to go further) and --threads may change. */
 async function planResume(flags: TrainFlags): Promise<Plan> {
-  const changed = (['envOpt', 'config', 'seed', 'groupSize', 'batchSeeds', 'lr', 'evalEvery', 'checkpointEvery'] as const).filter((k) =>
+  const changed = (['envOpt', 'config', 'seed', 'groupSize', 'batchSeeds', 'lr', 'evalEvery', 'checkpointEvery', 'warmStart'] as const).filter((k) =>
     k === 'envOpt' ? (flags.envOpt ?? []).length > 0 : flags[k] !== undefined,
   );
   if (changed.length > 0) throw new UsageError(`--resume continues a run with its own settings; only --steps and --threads may be given (not --${changed.map(kebab).join(', --')})`);
@@ -84,7 +87,7 @@ async function planResume(flags: TrainFlags): Promise<Plan> {
     if (settings.steps <= checkpoint.state.step) {
       throw new UsageError(`--resume ${run.id}: the run is at step ${checkpoint.state.step} of ${settings.steps}; pass --steps N with N > ${checkpoint.state.step} to go further`);
     }
-    return { spec, options, settings, envSource, resume: { runId: run.id, checkpoint } };
+    return { spec, options, settings, envSource, resume: { runId: run.id, checkpoint }, warmStartFrom: null };
   } finally {
     await store.close();
   }
@@ -101,7 +104,23 @@ async function plan(flags: TrainFlags): Promise<Plan> {
   const options = resolveEnvOptions(spec, parseEnvOptionPairs(flags.envOpt ?? []));
   const file = flags.config === undefined ? undefined : readConfigFile(flags.config);
   const settings = parseTrainConfig(mergeTrainConfig(trainPresetOf(spec, options), applyFlagOverrides(file, flags)));
-  return { spec, options, settings, envSource: flags.env, resume: null };
+  const warmStartFrom = flags.warmStart === undefined ? null : await reusableWarmStart(flags.warmStart, flags.db, spec.name, options);
+  return { spec, options, settings, envSource: flags.env, resume: null, warmStartFrom };
+}
+
+/** `--warm-start RUN`: that train run's warm start, for this env and these options. */
+async function reusableWarmStart(runId: string, db: string | undefined, env: string, options: Record<string, unknown>): Promise<WarmStartSource> {
+  const path = resolve(db ?? defaultDbPath());
+  if (!existsSync(path)) throw new UsageError(`--warm-start ${runId}: there is no database at ${path} (pass --db)`);
+  const store = await openStore(path);
+  try {
+    const run = await store.getRun(runId);
+    if (!run) throw new UsageError(`--warm-start ${runId}: no such run in ${path} (see spindle runs)`);
+    if (run.kind !== 'train') throw new UsageError(`--warm-start ${runId}: run is a ${run.kind} run, not a train run`);
+    return loadWarmStartSource(run.id, join(store.runDir(run.id), WARM_START_PATH), env, options);
+  } finally {
+    await store.close();
+  }
 }
 
 /** The live line on stderr: one rewritten line on a terminal, a line every few seconds otherwise. */
@@ -168,7 +187,7 @@ export async function trainCommand(flags: TrainFlags): Promise<void> {
   const out = makeOutput(!!flags.json);
   const started = performance.now();
   // Validate everything before anything is written.
-  const { spec, options, settings, envSource, resume } = await plan(flags);
+  const { spec, options, settings, envSource, resume, warmStartFrom } = await plan(flags);
   await initEngine(settings.threads === null ? {} : { threads: settings.threads });
 
   const store: Store = await openStore(flags.db);
@@ -182,7 +201,7 @@ export async function trainCommand(flags: TrainFlags): Promise<void> {
       env: spec.name,
       envOptions: options,
       policy: 'default-model',
-      config: { ...settings, envSource },
+      config: { ...settings, envSource, ...(warmStartFrom ? { warmStartFrom: warmStartFrom.runId } : {}) },
       status: 'running',
       createdAt: nowIso(),
       finishedAt: null,
@@ -193,7 +212,7 @@ export async function trainCommand(flags: TrainFlags): Promise<void> {
   }
   const printer = progressPrinter(settings.steps);
   try {
-    const outcome = await trainRun({ spec, options, settings, store, runId, resume: resume?.checkpoint ?? null, onEvent: printer });
+    const outcome = await trainRun({ spec, options, settings, store, runId, resume: resume?.checkpoint ?? null, warmStartFrom, onEvent: printer });
     let final: FinalEval;
     const finalStart = performance.now();
     try {
