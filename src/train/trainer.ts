@@ -138,7 +138,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
     episodes = 0;
     maxTokens = settings.episode.maxTokens ?? reused.record.maxTokens;
     warm = null;
-    if (!shapes.lengthFixed && reused.record.rowLength !== null) shapes.fixLength(reused.record.rowLength);
+    if (!shapes.lengthFixed) shapes.fixLength(reused.record.rowLength);
   } else {
     emit({ type: 'phase', phase: 'model', message: `training the tokenizer on ${settings.model.corpusEpisodes} random ${spec.name} episodes` });
     const model = await createDefaultModel({ spec, options, seed: settings.seed, corpusEpisodes: settings.model.corpusEpisodes, shape: settings.model });

@@ -27,8 +27,8 @@ const recordSchema = z.object({
   envOptions: z.record(z.string(), z.unknown()),
   /** Max new tokens per answer the warm start settled (the longest demonstrated answer + 16, or the config's). */
   maxTokens: z.number().int().min(1),
-  /** RL's row length measured from the demonstrations (null: the config fixed it). */
-  rowLength: z.number().int().min(1).nullable(),
+  /** RL's row length measured from the demonstrations (used when the new run's config leaves it open). */
+  rowLength: z.number().int().min(1),
   summary: warmStartSummarySchema,
 });
 export type WarmStartRecord = z.infer<typeof recordSchema>;
