@@ -66,13 +66,7 @@ async function planResume(flags: TrainFlags): Promise<Plan> {
     k === 'envOpt' ? (flags.envOpt ?? []).length > 0 : flags[k] !== undefined,
   );
   if (changed.length > 0) throw new UsageError(`--resume continues a run with its own settings; only --steps and --threads may be given (not --${changed.map(kebab).join(', --')})`);
-  const path = resolve(flags.db ?? defaultDbPath());
-  if (!existsSync(path)) throw new UsageError(`--resume ${flags.resume}: there is no database at ${path} (pass --db)`);
-  const store = await openStore(path);
-  try {
-    const run = await store.getRun(flags.resume!);
-    if (!run) throw new UsageError(`--resume ${flags.resume}: no such run in ${path} (see spindle runs)`);
-    if (run.kind !== 'train') throw new UsageError(`--resume ${flags.resume}: run is a ${run.kind} run, not a train run`);
+  return withStoredTrainRun('--resume', flags.resume!, flags.db, async (store, run) => {
     const records = await store.listCheckpoints(run.id);
     const latest = records.at(-1);
     if (!latest || latest.step === 0) throw new UsageError(`--resume ${run.id}: the run has no checkpoint after its warm start; start a new run`);
@@ -88,6 +82,19 @@ async function planResume(flags: TrainFlags): Promise<Plan> {
       throw new UsageError(`--resume ${run.id}: the run is at step ${checkpoint.state.step} of ${settings.steps}; pass --steps N with N > ${checkpoint.state.step} to go further`);
     }
     return { spec, options, settings, envSource, resume: { runId: run.id, checkpoint }, warmStartFrom: null };
+  });
+}
+
+/** `use` on stored train run `runId` of the database `db` (the store closed after); refused, naming `flag`, when either is missing. */
+async function withStoredTrainRun<T>(flag: string, runId: string, db: string | undefined, use: (store: Store, run: Run) => Promise<T>): Promise<T> {
+  const path = resolve(db ?? defaultDbPath());
+  if (!existsSync(path)) throw new UsageError(`${flag} ${runId}: there is no database at ${path} (pass --db)`);
+  const store = await openStore(path);
+  try {
+    const run = await store.getRun(runId);
+    if (!run) throw new UsageError(`${flag} ${runId}: no such run in ${path} (see spindle runs)`);
+    if (run.kind !== 'train') throw new UsageError(`${flag} ${runId}: run is a ${run.kind} run, not a train run`);
+    return await use(store, run);
   } finally {
     await store.close();
   }
@@ -109,18 +116,8 @@ async function plan(flags: TrainFlags): Promise<Plan> {
 }
 
 /** `--warm-start RUN`: that train run's warm start, for this env and these options. */
-async function reusableWarmStart(runId: string, db: string | undefined, env: string, options: Record<string, unknown>): Promise<WarmStartSource> {
-  const path = resolve(db ?? defaultDbPath());
-  if (!existsSync(path)) throw new UsageError(`--warm-start ${runId}: there is no database at ${path} (pass --db)`);
-  const store = await openStore(path);
-  try {
-    const run = await store.getRun(runId);
-    if (!run) throw new UsageError(`--warm-start ${runId}: no such run in ${path} (see spindle runs)`);
-    if (run.kind !== 'train') throw new UsageError(`--warm-start ${runId}: run is a ${run.kind} run, not a train run`);
-    return loadWarmStartSource(run.id, join(store.runDir(run.id), WARM_START_PATH), env, options);
-  } finally {
-    await store.close();
-  }
+function reusableWarmStart(runId: string, db: string | undefined, env: string, options: Record<string, unknown>): Promise<WarmStartSource> {
+  return withStoredTrainRun('--warm-start', runId, db, async (store, run) => loadWarmStartSource(run.id, join(store.runDir(run.id), WARM_START_PATH), env, options));
 }
 
 /** The live line on stderr: one rewritten line on a terminal, a line every few seconds otherwise. */
