@@ -49,7 +49,21 @@ export interface DefaultModelInput<O extends Record<string, unknown>> {
 export interface DefaultModel {
   assets: ModelAssets;
   params: HostParams;
-  corpus: { texts: number; chars: number; tokens: number };
+  /** `longestText`: tokens of the corpus's longest text (an episode's whole conversation). */
+  corpus: { texts: number; chars: number; tokens: number; longestText: number };
+}
+
+/** Granularity of a context grown past the architecture's. */
+const CONTEXT_MULTIPLE = 256;
+
+/**
+ * The model's context when the config leaves it open: the default architecture's (1,024), or, for
+ * an env whose random episodes are longer, the longest one with a quarter to spare (the trained
+ * policy's answers and the episodes the corpus did not draw may run longer), in multiples of 256.
+ * With 1,024, kelly's ten-turn episodes (1,220–1,310 tokens) were cut off after 7 or 8 of their 10 decisions.
+ */
+export function defaultContextLength(longestEpisodeTokens: number, base: number): number {
+  return Math.max(base, Math.ceil((longestEpisodeTokens * 1.25) / CONTEXT_MULTIPLE) * CONTEXT_MULTIPLE);
 }
 
 /** The chat template, tokenizer and stop ids of saved tokenizer files. */
@@ -79,17 +93,22 @@ export async function createDefaultModel<O extends Record<string, unknown>>(inpu
   const files = { ...trained, tokenizerConfig: { ...trained.tokenizerConfig, chat_template: DEFAULT_MODEL_CHAT_TEMPLATE } };
   const tokenizer = tokenizerFromJson(files.tokenizerJson, files.tokenizerConfig, 'default tokenizer');
   if (tokenizer.eosTokenId === null) throw new Error('default tokenizer: no end-of-turn token');
+  let chars = 0;
+  let tokens = 0;
+  let longestText = 0;
+  for (const text of texts) {
+    const n = tokenizer.encode(text).length;
+    chars += text.length;
+    tokens += n;
+    longestText = Math.max(longestText, n);
+  }
   const { vocabSize: _cap, ...sizes } = input.shape;
+  const base = defaultModelConfigFor({ vocabSize: paddedVocab(tokenizer.vocabSize), eosTokenIds: [tokenizer.eosTokenId], bosTokenId: null });
   const cfg: ModelConfig = {
-    ...defaultModelConfigFor({ vocabSize: paddedVocab(tokenizer.vocabSize), eosTokenIds: [tokenizer.eosTokenId], bosTokenId: null }),
+    ...base,
+    maxPositionEmbeddings: defaultContextLength(longestText, base.maxPositionEmbeddings),
     ...Object.fromEntries(Object.entries(sizes).filter(([, v]) => v !== undefined)),
   };
   const assets = modelAssets(cfg, files.tokenizerJson, files.tokenizerConfig, 'default tokenizer');
-  let chars = 0;
-  let tokens = 0;
-  for (const text of texts) {
-    chars += text.length;
-    tokens += tokenizer.encode(text).length;
-  }
-  return { assets, params: initHostParams(cfg, input.seed), corpus: { texts: texts.length, chars, tokens } };
+  return { assets, params: initHostParams(cfg, input.seed), corpus: { texts: texts.length, chars, tokens, longestText } };
 }

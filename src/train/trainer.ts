@@ -142,6 +142,8 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
   } else {
     emit({ type: 'phase', phase: 'model', message: `training the tokenizer on ${settings.model.corpusEpisodes} random ${spec.name} episodes` });
     const model = await createDefaultModel({ spec, options, seed: settings.seed, corpusEpisodes: settings.model.corpusEpisodes, shape: settings.model });
+    const { cfg } = model.assets;
+    emit({ type: 'phase', phase: 'model', message: `vocabulary ${cfg.vocabSize}, context ${cfg.maxPositionEmbeddings} tokens (the longest random episode: ${model.corpus.longestText})` });
     assets = model.assets;
     firstStep = 1;
     episodes = 0;
