@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { UsageError } from '../core/errors.ts';
 import { describeZodError } from '../core/schemas.ts';
+import type { Policy } from '../policy/policy.ts';
 import type { RewardConfig } from '../rewards/reward.ts';
 
 export const episodeSettingsSchema = z.strictObject({
@@ -42,4 +43,14 @@ export function resolveEpisodeSettings(raw: Record<string, unknown> = {}): z.out
   const parsed = episodeSettingsSchema.safeParse(raw);
   if (!parsed.success) throw new UsageError(`invalid episode settings: ${describeZodError(parsed.error)}`);
   return parsed.data;
+}
+
+/**
+ * The settings a policy plays with when the caller left maxTokens open: its own answer budget
+ * (Policy.answerBudget: a trained checkpoint's) where it has one, else the settings' maxTokens.
+ * Reserving the default 512 tokens for an answer of ~30 cut a ten-turn hmm episode off after 6
+ * turns in a 1,024-token context.
+ */
+export function withAnswerBudget<S extends { maxTokens: number }>(episode: S, policy: Pick<Policy, 'answerBudget'>): S {
+  return policy.answerBudget === undefined ? episode : { ...episode, maxTokens: policy.answerBudget };
 }

@@ -9,7 +9,7 @@
  */
 import type { z } from 'zod';
 import type { Trajectory } from '../core/trajectory.ts';
-import type { episodeSettingsSchema } from '../agent/episode-settings.ts';
+import { withAnswerBudget, type episodeSettingsSchema } from '../agent/episode-settings.ts';
 import { exactValues } from './exact-values.ts';
 import { CalibrationTally, type QuestionCalibration } from './calibration.ts';
 import { EnvMetricTally, type EnvMetricsReport } from './env-metrics.ts';
@@ -37,6 +37,8 @@ export interface EvalRequest {
   seeds: number[];
   /** Resolved episode settings; temperature 0 is greedy decoding. */
   episode: EpisodeSettings;
+  /** Each policy with an answer budget of its own (Policy.answerBudget) plays with it as maxTokens (the CLI without --max-tokens). */
+  answerBudgets?: boolean;
   /** Episodes in flight at once (default 64). */
   concurrency?: number;
   runId?: string | null;
@@ -97,6 +99,10 @@ export interface EvalReport {
   notes: string[];
 }
 
+function policyEpisode(request: EvalRequest, policy: Policy): EpisodeSettings {
+  return request.answerBudgets ? withAnswerBudget(request.episode, policy) : request.episode;
+}
+
 /** One policy's episodes: its summary and its return on each seed (NaN where the episode failed). */
 async function playPolicy(
   request: EvalRequest,
@@ -117,7 +123,7 @@ async function playPolicy(
     policy,
     seeds,
     concurrency: request.concurrency ?? 64,
-    episode: request.episode,
+    episode: policyEpisode(request, policy),
     runId: request.runId ?? null,
     keepTrajectories: false,
     onEvent: (event) => {
@@ -141,7 +147,7 @@ async function playPolicy(
 
 /** The greedy table of an LLM policy on Blackjack, compared with its sampled episodes. */
 async function greedyTableReport(request: EvalRequest, policy: Policy, summary: RolloutSummary): Promise<GreedyTableReport> {
-  const table = await blackjackGreedyTable(policy, request.options as BlackjackOptions, { maxTokens: request.episode.maxTokens, stop: request.episode.stop });
+  const table = await blackjackGreedyTable(policy, request.options as BlackjackOptions, { maxTokens: policyEpisode(request, policy).maxTokens, stop: request.episode.stop });
   const { entries: _entries, ...figures } = table;
   return { ...figures, agreement: greedyAgreement(table.exactReturn, summary.meanReturn, request.episode.temperature) };
 }

@@ -24,6 +24,8 @@ export interface GenerationConfig {
   temperature?: number;
   topP?: number;
   topK?: number;
+  /** max_new_tokens: the longest answer the checkpoint is meant to give (a train run writes its answer budget). */
+  maxNewTokens?: number;
 }
 
 export function parseGenerationConfig(json: unknown, label = 'generation_config.json'): GenerationConfig {
@@ -38,5 +40,6 @@ export function parseGenerationConfig(json: unknown, label = 'generation_config.
   if (data.temperature !== undefined) config.temperature = data.temperature;
   if (data.top_p !== undefined) config.topP = data.top_p;
   if (data.top_k !== undefined) config.topK = data.top_k;
+  if (data.max_new_tokens !== undefined) config.maxNewTokens = data.max_new_tokens;
   return config;
 }

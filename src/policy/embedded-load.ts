@@ -39,6 +39,7 @@ export async function loadEmbeddedPolicy(dir: string, options: LoadEmbeddedOptio
       modelId: basename(resolve(dir)),
       templateExtra: options.templateExtra,
       policyVersion: options.policyVersion,
+      answerBudget: checkpoint.generationConfig?.maxNewTokens,
     },
     options,
   );

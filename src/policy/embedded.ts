@@ -34,6 +34,8 @@ export type EmbeddedModel = {
   policyVersion?: number;
   /** Extra chat-template variables, e.g. `{ enable_thinking: false }`. */
   templateExtra?: Record<string, unknown>;
+  /** Policy.answerBudget (generation_config max_new_tokens). */
+  answerBudget?: number;
 };
 
 export type EmbeddedPolicyOptions = {
@@ -64,6 +66,7 @@ type JobResult = { samples: SampleResult[]; version: number };
 export class EmbeddedPolicy implements Policy {
   readonly name: string;
   readonly contextLength: number;
+  readonly answerBudget: number | undefined;
   private readonly sampler: Sampler;
   private readonly batcher: RequestBatcher<Job, JobResult>;
   private params: Params;
@@ -76,6 +79,7 @@ export class EmbeddedPolicy implements Policy {
   ) {
     this.name = model.name;
     this.contextLength = model.cfg.maxPositionEmbeddings;
+    this.answerBudget = model.answerBudget;
     this.params = tree.ref(model.params);
     this.version = model.policyVersion ?? 0;
     // (@huggingface/tokenizers rejects an empty id list.)

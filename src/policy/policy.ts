@@ -27,6 +27,13 @@ export interface Policy {
   readonly name: string;
   /** Context window in tokens, or null when unbounded (scripted policies). */
   readonly contextLength: number | null;
+  /**
+   * The longest answer this policy is meant to give, when it knows (an embedded checkpoint's
+   * generation_config max_new_tokens, which a train run sets to its answer budget): `spindle eval`
+   * and `play` use it as the episode's maxTokens unless --max-tokens is given, so a ten-turn episode
+   * is not cut off by reserving the default 512 tokens for every answer.
+   */
+  readonly answerBudget?: number;
   complete(request: PolicyRequest): Promise<Completion[]>;
   /** Prompt length in tokens of these messages, for the per-episode context budget. */
   countTokens?(messages: Message[], tools: ToolSpec[]): number;

@@ -37,7 +37,10 @@ export function saveModelFolder(dir: string, assets: ModelAssets, params: HostPa
     tensors: tensorMap(params),
     tokenizerJson: assets.tokenizerJson,
     tokenizerConfig: assets.tokenizerConfig,
-    generationConfig: { eos_token_id: assets.stopTokenIds.length === 1 ? assets.stopTokenIds[0] : assets.stopTokenIds },
+    generationConfig: {
+      eos_token_id: assets.stopTokenIds.length === 1 ? assets.stopTokenIds[0] : assets.stopTokenIds,
+      ...(assets.answerBudget === undefined ? {} : { max_new_tokens: assets.answerBudget }),
+    },
   });
 }
 
@@ -47,6 +50,8 @@ export function loadModelFolder(dir: string): { assets: ModelAssets; params: Hos
   const cfg = parseModelConfig(checkpoint.configJson, join(dir, 'config.json'));
   const assets = modelAssets(cfg, checkpoint.tokenizerJson, checkpoint.tokenizerConfig, dir);
   assets.stopTokenIds = checkpoint.stopTokenIds;
+  const budget = checkpoint.generationConfig?.maxNewTokens;
+  if (budget !== undefined) assets.answerBudget = budget;
   const params: HostParams = {};
   for (const name of Object.keys(paramShapes(cfg))) {
     const t = checkpoint.tensors[name];

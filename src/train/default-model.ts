@@ -23,6 +23,11 @@ export interface ModelAssets {
   chatTemplate: ChatTemplate;
   /** Ids that end a turn (the sampler's stop ids). */
   stopTokenIds: number[];
+  /**
+   * The answer budget in tokens a train run settled on (its warm start measures it), saved as
+   * generation_config.json's max_new_tokens so `model:DIR` and `run:RUN` play with it; absent before.
+   */
+  answerBudget?: number;
 }
 
 /** Size overrides of the default architecture (tests use a tiny one); vocabSize caps the tokenizer. */

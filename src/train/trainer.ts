@@ -122,7 +122,8 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
     if (referenceStep !== null && !referenceHost) {
       throw new UsageError(`the checkpoint of step ${resume.state.step} has a reference reset at step ${referenceStep} but no ${REFERENCE_WEIGHTS_FILE}`);
     }
-    assets = resume.assets;
+    // Checkpoints from before the answer budget was saved with the model get it from the run state.
+    assets = { ...resume.assets, answerBudget: resume.state.maxTokens };
     params = toParams(resume.rlParams ?? resume.params);
     if (restored) average = new WeightAverage(restored.firstStep, { params: resume.params, count: restored.count });
     warm = resume.state.warmStart;
@@ -137,6 +138,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
     firstStep = 1;
     episodes = 0;
     maxTokens = settings.episode.maxTokens ?? reused.record.maxTokens;
+    assets = { ...assets, answerBudget: maxTokens };
     warm = null;
     if (!shapes.lengthFixed) shapes.fixLength(reused.record.rowLength);
   } else {
@@ -215,6 +217,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
       });
       params = ws.params;
       maxTokens = ws.maxTokens;
+      assets = { ...assets, answerBudget: maxTokens };
       if (!shapes.lengthFixed) shapes.fixLength(ws.rlRowLength);
       const dir = join(runDir, WARM_START_PATH);
       saveModelFolder(dir, assets, await toHostParams(params));

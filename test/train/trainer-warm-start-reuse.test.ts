@@ -64,6 +64,10 @@ test('the warm start leaves a record of what RL starts from', () => {
   assert.ok(Number.isInteger(record.rowLength) && record.rowLength > 0, 'the measured row length');
   assert.equal(record.summary.steps, a.warmStart!.steps);
   assert.equal(record.summary.from, null);
+  // The answer budget travels with the model folders too, for `spindle eval --policy model:DIR`.
+  assert.equal(loadModelFolder(join(store.runDir(runA), WARM_START_PATH)).assets.answerBudget, a.maxTokens);
+  assert.equal(loadModelFolder(join(store.runDir(runA), 'checkpoints/step-000002')).assets.answerBudget, a.maxTokens);
+  assert.equal(loadModelFolder(join(store.runDir(runB), 'checkpoints/step-000002')).assets.answerBudget, a.maxTokens);
 });
 
 test('RL from a reused warm start logs the same metrics and weights as the run that made it', async () => {

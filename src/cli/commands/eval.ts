@@ -58,6 +58,12 @@ async function resolvePolicies(names: string[], context: Parameters<typeof resol
   return policies;
 }
 
+/** The policies that play with their own answer budget (no --max-tokens): name → maxTokens, for the run's config. */
+function answerBudgets(policies: Policy[], maxTokensFlag: number | undefined): Record<string, number> {
+  if (maxTokensFlag !== undefined) return {};
+  return Object.fromEntries(policies.flatMap((p) => (p.answerBudget === undefined ? [] : [[p.name, p.answerBudget]])));
+}
+
 export async function evalCommand(flags: EvalFlags): Promise<void> {
   const out = makeOutput(!!flags.json);
   // Validate everything before anything is written.
@@ -86,7 +92,7 @@ export async function evalCommand(flags: EvalFlags): Promise<void> {
     env: spec.name,
     envOptions: options,
     policy: policies.map((p) => p.name).join(', '),
-    config: { policies: policies.map((p) => p.name), episodes: flags.episodes, seed: flags.seed, concurrency: flags.concurrency, episode, saveTrajectories: save },
+    config: { policies: policies.map((p) => p.name), episodes: flags.episodes, seed: flags.seed, concurrency: flags.concurrency, episode, answerBudgets: answerBudgets(policies, flags.maxTokens), saveTrajectories: save },
     status: 'running',
     createdAt: nowIso(),
     finishedAt: null,
@@ -103,6 +109,7 @@ export async function evalCommand(flags: EvalFlags): Promise<void> {
       policies,
       seeds,
       episode,
+      answerBudgets: flags.maxTokens === undefined,
       concurrency: flags.concurrency,
       runId: run.id,
       onTrajectory: (t) => sink.add(t),

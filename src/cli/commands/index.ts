@@ -30,7 +30,7 @@ function withEpisodeOptions(command: Command, episodesHelp: string): Command {
     .option('--env-opt <key=value>', 'env option (repeatable)', collect, [])
     .option('--concurrency <n>', 'episodes in flight at once', intFlag('--concurrency', 1, 4096), 64)
     .option('--max-turns <n>', 'decisions per episode before it is truncated', intFlag('--max-turns', 1, 100_000))
-    .option('--max-tokens <n>', 'max new tokens per LLM call', intFlag('--max-tokens', 1, 1_000_000))
+    .option('--max-tokens <n>', "max new tokens per LLM call (default: a trained checkpoint's own answer budget, else 512)", intFlag('--max-tokens', 1, 1_000_000))
     .option('--save-trajectories <all|none|N>', 'which trajectories to store', 'all')
     .option('--base-url <url>', BASE_URL_HELP)
     .option('--api-key <key>', API_KEY_HELP)

@@ -5,7 +5,7 @@ import { UsageError } from '../../core/errors.ts';
 import { loadEnvSpec } from '../../envs/registry.ts';
 import { parseEnvOptionPairs, resolveEnvOptions } from '../../envs/options.ts';
 import { resolvePolicy } from '../../policy/resolve.ts';
-import { resolveEpisodeSettings } from '../../agent/episode-settings.ts';
+import { resolveEpisodeSettings, withAnswerBudget } from '../../agent/episode-settings.ts';
 import { runRollouts, rolloutSeeds } from '../../rollout/rollouts.ts';
 import { formatQualityReport } from '../../rollout/quality.ts';
 import { openStore } from '../../store/open.ts';
@@ -42,11 +42,12 @@ export async function playCommand(flags: PlayFlags): Promise<void> {
   const options = resolveEnvOptions(spec, parseEnvOptionPairs(flags.envOpt ?? []));
   const policy = await resolvePolicy(flags.policy, { spec, options, db: flags.db, baseUrl: flags.baseUrl, apiKey: flags.apiKey, tokenizer: flags.tokenizer });
   const judge = await judgeFromFlags(flags, { db: flags.db, baseUrl: flags.baseUrl, apiKey: flags.apiKey });
-  const episode = resolveEpisodeSettings(
+  const settings = resolveEpisodeSettings(
     Object.fromEntries(
       Object.entries({ maxTurns: flags.maxTurns, maxTokens: flags.maxTokens, temperature: flags.temperature }).filter(([, v]) => v !== undefined),
     ),
   );
+  const episode = flags.maxTokens === undefined ? withAnswerBudget(settings, policy) : settings;
   const save = parseSavePolicy(flags.saveTrajectories);
   if (Number.isNaN(save)) throw new UsageError(`--save-trajectories: expected all, none or a count, got ${JSON.stringify(flags.saveTrajectories)}`);
   if (flags.episodes % flags.groupSize !== 0) {
