@@ -33,6 +33,9 @@ export interface FinalEvalInput<O extends Record<string, unknown>> {
   maxTurns: number;
   maxTokens: number;
   onPolicy?: (policy: string, episodes: number) => void;
+  /** After each episode: episodes done and the mean return so far (evaluatePolicies' onEpisode). */
+  onEpisode?: (policy: string, done: number, meanReturn: number) => void;
+  onPolicyEnd?: (policy: string) => void;
 }
 
 export interface FinalEval {
@@ -75,6 +78,8 @@ export async function finalEvaluation<O extends Record<string, unknown>>(input: 
       episode: resolveEpisodeSettings({ maxTurns: input.maxTurns, maxTokens: input.maxTokens, temperature: 0 }),
       concurrency: settings.rollout.concurrency,
       onPolicyStart: input.onPolicy,
+      onEpisode: input.onEpisode,
+      onPolicyEnd: input.onPolicyEnd,
     });
     const byName = new Map(report.policies.map((p) => [p.policy, p]));
     const baselines: Record<string, number> = {};

@@ -27,6 +27,7 @@ import { finalEvaluation, type FinalEval } from '../../train/trainer-final.ts';
 import { finalSummary } from '../../train/trainer-report-summary.ts';
 import { parseTrainerState, type TrainerState } from '../../train/trainer-state.ts';
 import { fmt, makeOutput, pct } from '../output.ts';
+import { startProgress, type Progress } from '../progress.ts';
 
 export interface TrainFlags extends TrainFlagOverrides {
   env?: string;
@@ -211,6 +212,7 @@ export async function trainCommand(flags: TrainFlags): Promise<void> {
   try {
     const outcome = await trainRun({ spec, options, settings, store, runId, resume: resume?.checkpoint ?? null, warmStartFrom, onEvent: printer });
     let final: FinalEval;
+    const bar: { current: Progress | null } = { current: null };
     const finalStart = performance.now();
     try {
       process.stderr.write(`[final] evaluating on ${settings.finalEvalEpisodes} held-out seeds (greedy)\n`);
@@ -223,9 +225,18 @@ export async function trainCommand(flags: TrainFlags): Promise<void> {
         warmStartPath: outcome.warmStart?.path ?? null,
         maxTurns: outcome.maxTurns,
         maxTokens: outcome.maxTokens,
-        onPolicy: (name, n) => process.stderr.write(`  ${name}: ${n} episodes\n`),
+        // A live line per policy, as in spindle eval (a ten-turn env's policy can take many minutes).
+        onPolicy: (name, n) => {
+          bar.current = startProgress(`  ${name}`, n);
+        },
+        onEpisode: (_name, done, meanReturn) => bar.current?.update(done, `mean return ${meanReturn.toFixed(3)}`),
+        onPolicyEnd: () => {
+          bar.current?.stop();
+          bar.current = null;
+        },
       });
     } finally {
+      bar.current?.stop();
       await outcome.policy.close();
     }
     const finalEvalSeconds = (performance.now() - finalStart) / 1000;
