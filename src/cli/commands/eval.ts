@@ -58,9 +58,8 @@ async function resolvePolicies(names: string[], context: Parameters<typeof resol
   return policies;
 }
 
-/** The policies that play with their own answer budget (no --max-tokens): name → maxTokens, for the run's config. */
-function answerBudgets(policies: Policy[], maxTokensFlag: number | undefined): Record<string, number> {
-  if (maxTokensFlag !== undefined) return {};
+/** The policies that play with their own answer budget: name → maxTokens, for the run's config. */
+function answerBudgets(policies: Policy[]): Record<string, number> {
   return Object.fromEntries(policies.flatMap((p) => (p.answerBudget === undefined ? [] : [[p.name, p.answerBudget]])));
 }
 
@@ -83,6 +82,8 @@ export async function evalCommand(flags: EvalFlags): Promise<void> {
     const { initEngine } = await import('../../model/engine.ts');
     await initEngine({ threads: flags.threads });
   }
+  // Without --max-tokens each policy with an answer budget of its own plays with it.
+  const ownBudgets = flags.maxTokens === undefined;
   const policies = await resolvePolicies(flags.policy, { spec, options, db: flags.db, baseUrl: flags.baseUrl, apiKey: flags.apiKey, tokenizer: flags.tokenizer });
 
   const store = await openStore(flags.db);
@@ -92,7 +93,7 @@ export async function evalCommand(flags: EvalFlags): Promise<void> {
     env: spec.name,
     envOptions: options,
     policy: policies.map((p) => p.name).join(', '),
-    config: { policies: policies.map((p) => p.name), episodes: flags.episodes, seed: flags.seed, concurrency: flags.concurrency, episode, answerBudgets: answerBudgets(policies, flags.maxTokens), saveTrajectories: save },
+    config: { policies: policies.map((p) => p.name), episodes: flags.episodes, seed: flags.seed, concurrency: flags.concurrency, episode, answerBudgets: ownBudgets ? answerBudgets(policies) : {}, saveTrajectories: save },
     status: 'running',
     createdAt: nowIso(),
     finishedAt: null,
@@ -109,7 +110,7 @@ export async function evalCommand(flags: EvalFlags): Promise<void> {
       policies,
       seeds,
       episode,
-      answerBudgets: flags.maxTokens === undefined,
+      answerBudgets: ownBudgets,
       concurrency: flags.concurrency,
       runId: run.id,
       onTrajectory: (t) => sink.add(t),
