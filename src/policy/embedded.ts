@@ -67,6 +67,7 @@ export class EmbeddedPolicy implements Policy {
   readonly name: string;
   readonly contextLength: number;
   readonly answerBudget: number | undefined;
+  readonly rowsAtOnce: number;
   private readonly sampler: Sampler;
   private readonly batcher: RequestBatcher<Job, JobResult>;
   private params: Params;
@@ -85,11 +86,10 @@ export class EmbeddedPolicy implements Policy {
     // (@huggingface/tokenizers rejects an empty id list.)
     const decode = (ids: number[]) => (ids.length === 0 ? '' : model.tokenizer.decode(ids, { skipSpecialTokens: true }));
     this.sampler = new Sampler(model.cfg, this.params, { decode, blockSize: options.blockSize, prefixCache: new PrefixCache(), seed: options.seed });
-    this.batcher = new RequestBatcher((jobs) => this.runJobs(jobs), {
-      maxRows: options.maxBatchRows ?? 64,
-      maxConcurrent: options.maxConcurrentBatches ?? 2,
-      rowsOf: (job) => job.request.n ?? 1,
-    });
+    const maxRows = options.maxBatchRows ?? 64;
+    const maxConcurrent = options.maxConcurrentBatches ?? 2;
+    this.rowsAtOnce = maxRows * maxConcurrent;
+    this.batcher = new RequestBatcher((jobs) => this.runJobs(jobs), { maxRows, maxConcurrent, rowsOf: (job) => job.request.n ?? 1 });
   }
 
   private async runJobs(jobs: Job[]): Promise<JobResult[]> {

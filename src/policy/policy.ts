@@ -34,6 +34,13 @@ export interface Policy {
    * is not cut off by reserving the default 512 tokens for every answer.
    */
   readonly answerBudget?: number;
+  /**
+   * Samples it decodes at once, when that is bounded (an embedded model: rows per batch × batches
+   * in flight). runRollouts keeps no more episodes in flight than fill it: the others would only
+   * wait, and their cached keys would push out those of the episodes whose next turn comes first
+   * (kelly's trained policy, 300 ten-turn episodes in flight over 64 rows: ~22 minutes, 7× slower).
+   */
+  readonly rowsAtOnce?: number;
   complete(request: PolicyRequest): Promise<Completion[]>;
   /** Prompt length in tokens of these messages, for the per-episode context budget. */
   countTokens?(messages: Message[], tools: ToolSpec[]): number;

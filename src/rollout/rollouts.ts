@@ -45,7 +45,7 @@ export interface RolloutRequest<O extends Record<string, unknown> = Record<strin
   baseSeed?: number;
   /** Samples per seed (G), forming one Group per seed (default 1). */
   groupSize?: number;
-  /** Episodes in flight at once (default 8). */
+  /** Episodes in flight at once (default 8; at most what fills the policy's rowsAtOnce). */
   concurrency?: number;
   /** Episode settings (max turns, sampling, timeouts); defaults filled and checked. */
   episode?: z.input<typeof episodeSettingsSchema>;
@@ -95,6 +95,15 @@ export function rolloutSeeds(request: Pick<RolloutRequest, 'seeds' | 'count' | '
     throw new UsageError(`base seed must be a non-negative integer, got ${request.baseSeed}`);
   }
   return Array.from({ length: count }, (_, i) => base + i);
+}
+
+/**
+ * The requested concurrency, cut to the episodes that fill the samples the policy decodes at once
+ * (an episode asks for up to decisionSamples of them per call); never below 1.
+ */
+export function episodesInFlight(policy: Policy, concurrency: number, decisionSamples: number): number {
+  if (policy.rowsAtOnce === undefined) return concurrency;
+  return Math.max(1, Math.min(concurrency, Math.floor(policy.rowsAtOnce / decisionSamples)));
 }
 
 export async function runRollouts<O extends Record<string, unknown>>(request: RolloutRequest<O>): Promise<RolloutResult> {
@@ -205,7 +214,7 @@ export async function runRollouts<O extends Record<string, unknown>>(request: Ro
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(concurrency, total) }, worker));
+  await Promise.all(Array.from({ length: Math.min(episodesInFlight(policy, concurrency, settings.decisionSamples), total) }, worker));
   // Groups cut short (an abort): delivered as they are, marked unscored by every group part.
   for (const members of pending ?? []) {
     if (members.length === 0 || stopError !== null) continue;

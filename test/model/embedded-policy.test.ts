@@ -89,6 +89,7 @@ test('concurrent complete() calls are decoded as one batch, up to the row budget
       { maxBatchRows, maxConcurrentBatches: 1, seed: 2 },
     );
   const policy = make(64);
+  assert.equal(policy.rowsAtOnce, 64, 'rows per batch x one batch in flight');
   const calls = [12, 13, 14, 15, 16, 17].map((hand) => policy.complete({ messages: messages(hand), tools: [], maxTokens: 5, temperature: 1 }));
   const results = await Promise.all(calls);
   assert.deepEqual(policy.batchSizes, [6]);

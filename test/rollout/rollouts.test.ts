@@ -3,9 +3,10 @@ import { describe, it } from 'node:test';
 import { UsageError } from '../../src/core/errors.ts';
 import type { Trajectory } from '../../src/core/trajectory.ts';
 import { oraclePolicy, randomPolicy } from '../../src/policy/scripted.ts';
-import { runRollouts, type RolloutEvent } from '../../src/rollout/rollouts.ts';
+import { episodesInFlight, runRollouts, type RolloutEvent } from '../../src/rollout/rollouts.ts';
 import { summarizeRollouts } from '../../src/rollout/summary.ts';
-import { add, ScriptPolicy } from '../agent/counter-env.ts';
+import { add, completion, ScriptPolicy } from '../agent/counter-env.ts';
+import type { Policy } from '../../src/policy/policy.ts';
 import { counterSpec } from './counter-spec.ts';
 
 const options = counterSpec.options.parse({});
@@ -157,6 +158,28 @@ describe('runRollouts', () => {
     assert.deepEqual(flat.groups.map((g) => g.trajectoryIds.length), kept.groups.map((g) => g.trajectoryIds.length));
     const figures = (s: typeof kept.summary) => ({ ...s, elapsedMs: 0, episodesPerSec: 0, turnsPerSec: 0 });
     assert.deepEqual(figures(flat.summary), figures(kept.summary));
+  });
+
+  it("keeps no more episodes in flight than fill the policy's rowsAtOnce", async () => {
+    let inFlight = 0;
+    let most = 0;
+    const script = new ScriptPolicy([
+      async () => {
+        most = Math.max(most, ++inFlight);
+        await new Promise((resolve) => setTimeout(resolve, 2));
+        inFlight--;
+        return completion(add(1));
+      },
+    ]);
+    const policy: Policy = { name: 'rows-3', contextLength: null, rowsAtOnce: 3, complete: (request) => script.complete(request) };
+    const { summary } = await runRollouts({ spec: counterSpec, options, policy, count: 10, concurrency: 16, episode: { maxTurns: 3 } });
+    assert.equal(summary.episodes.finished, 10);
+    assert.equal(most, 3);
+    // Without a bound the requested concurrency holds; K answers a decision take K rows of it.
+    assert.equal(episodesInFlight(randomPolicy(), 16, 1), 16);
+    assert.equal(episodesInFlight(policy, 2, 1), 2);
+    assert.equal(episodesInFlight({ ...policy, rowsAtOnce: 64 }, 512, 8), 8);
+    assert.equal(episodesInFlight({ ...policy, rowsAtOnce: 4 }, 512, 8), 1);
   });
 
   it('rejects bad requests with a UsageError naming the field', async () => {
