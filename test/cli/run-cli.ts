@@ -1,13 +1,12 @@
 /** Runs the real `spindle` bin as a child process in a scratch folder. */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
+import { tempDir } from '../fixtures/temp-dir.ts';
 
 export const BIN = resolve(import.meta.dirname, '../../bin/spindle.js');
 
 export function scratchDir(): string {
-  return mkdtempSync(join(tmpdir(), 'spindle-cli-'));
+  return tempDir('spindle-cli-');
 }
 
 export interface CliResult {

@@ -4,8 +4,7 @@
  * is not given (the default 512 left a ten-turn episode no room in a 1,024-token context).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
 import { resolveEpisodeSettings, withAnswerBudget } from '../../src/agent/episode-settings.ts';
@@ -18,6 +17,7 @@ import { loadModelFolder, saveModelFolder } from '../../src/train/checkpoint-io.
 import { createDefaultModel } from '../../src/train/default-model.ts';
 import { pickSpec } from '../train/trainer-fixtures.ts';
 import { fixedTextPolicy, pullText } from './fixed-text-policy.ts';
+import { tempDir } from '../fixtures/temp-dir.ts';
 
 before(async () => {
   await initEngine({ threads: 1 });
@@ -27,7 +27,7 @@ const shape = { vocabSize: 400, hiddenSize: 32, intermediateSize: 64, numLayers:
 
 test('the answer budget round-trips through generation_config.json and reaches the loaded policy', async () => {
   const { assets, params } = await createDefaultModel({ spec: pickSpec, options: {}, seed: 1, corpusEpisodes: 10, shape });
-  const dir = mkdtempSync(join(tmpdir(), 'spindle-budget-'));
+  const dir = tempDir('spindle-budget-');
   saveModelFolder(dir, { ...assets, answerBudget: 24 }, params);
   assert.equal(JSON.parse(readFileSync(join(dir, 'generation_config.json'), 'utf8')).max_new_tokens, 24);
   assert.equal(loadModelFolder(dir).assets.answerBudget, 24);
@@ -35,7 +35,7 @@ test('the answer budget round-trips through generation_config.json and reaches t
   assert.equal(policy.answerBudget, 24);
   await policy.close();
 
-  const plain = mkdtempSync(join(tmpdir(), 'spindle-budget-'));
+  const plain = tempDir('spindle-budget-');
   saveModelFolder(plain, assets, params);
   assert.equal(JSON.parse(readFileSync(join(plain, 'generation_config.json'), 'utf8')).max_new_tokens, undefined);
   const unbudgeted = await loadEmbeddedPolicy(plain, { threads: 1 });

@@ -1,8 +1,7 @@
 /** A store in a scratch folder holding a `train` run with checkpoint folders and their records, laid out as the trainer writes them. */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../../src/store/open.ts';
+import { tempDir } from '../fixtures/temp-dir.ts';
 
 export interface RunStore {
   /** The scratch folder (the database and runs/ live in its .spindle/). */
@@ -15,7 +14,7 @@ export interface RunStore {
 
 /** Creates the run and, for each step, writes its folder with `write` and records it. */
 export async function storeWithRun(steps: number[], write: (dir: string, step: number) => void, runId = 'run_test0001'): Promise<RunStore> {
-  const root = mkdtempSync(join(tmpdir(), 'spindle-run-'));
+  const root = tempDir('spindle-run-');
   const db = join(root, '.spindle', 'spindle.db');
   const store = await openStore(db);
   const dirs: Record<number, string> = {};

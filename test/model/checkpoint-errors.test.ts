@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -7,9 +7,10 @@ import { UsageError } from '../../src/core/errors.ts';
 import { loadCheckpoint, saveCheckpoint } from '../../src/model/checkpoint.ts';
 import { writeSafetensors } from '../../src/model/safetensors.ts';
 import { tinyCheckpoint } from './checkpoint-fixtures.ts';
+import { tempDir } from '../fixtures/temp-dir.ts';
 
 function saved(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'spindle-ckpt-'));
+  const dir = tempDir('spindle-ckpt-');
   saveCheckpoint(dir, tinyCheckpoint());
   return dir;
 }
@@ -43,7 +44,7 @@ test('a missing tensor or a wrong shape names the tensor', () => {
   writeSafetensors(join(dir, 'model.safetensors'), wrong);
   assert.throws(() => loadCheckpoint(dir), /tensor "model\.layers\.0\.mlp\.up_proj\.weight" has shape \[8,16\], config\.json implies \[16,8\]/);
   assert.throws(
-    () => saveCheckpoint(mkdtempSync(join(tmpdir(), 'spindle-ckpt-')), { ...input, tensors: wrong }),
+    () => saveCheckpoint(tempDir('spindle-ckpt-'), { ...input, tensors: wrong }),
     /up_proj\.weight" has shape \[8,16\]/,
     'save validates too',
   );

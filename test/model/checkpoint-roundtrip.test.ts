@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { loadCheckpoint, saveCheckpoint } from '../../src/model/checkpoint.ts';
 import { f32ToBf16Bits } from '../../src/model/safetensors-dtypes.ts';
 import { tinyCheckpoint } from './checkpoint-fixtures.ts';
 import { QWEN3_TOKENIZER_DIR } from './tokenizer-fixtures.ts';
+import { tempDir } from '../fixtures/temp-dir.ts';
 
-const fresh = () => mkdtempSync(join(tmpdir(), 'spindle-ckpt-'));
+const fresh = () => tempDir('spindle-ckpt-');
 
 test('a tiny checkpoint written then loaded gives the same tensors, tokenizer and template', () => {
   const input = tinyCheckpoint();

@@ -1,8 +1,6 @@
 /** The embedded model as a Policy: `model:DIR` from a checkpoint folder, exact token records, batching of concurrent calls. */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import type { Message, ToolSpec } from '../../src/core/messages.ts';
 import { loadCheckpoint, saveCheckpoint } from '../../src/model/checkpoint.ts';
@@ -16,12 +14,13 @@ import '../../src/policy/embedded-register.ts';
 import { resolvePolicy, type PolicyContext } from '../../src/policy/resolve.ts';
 import { tinyCheckpoint } from './checkpoint-fixtures.ts';
 import { maxAbsDiff } from './sampler-fixtures.ts';
+import { tempDir } from '../fixtures/temp-dir.ts';
 
 let dir = '';
 
 before(async () => {
   await initEngine({ threads: 1 });
-  dir = mkdtempSync(join(tmpdir(), 'spindle-embedded-'));
+  dir = tempDir('spindle-embedded-');
   // Stronger weights than the fixture's init scale, so distributions are peaked and varied.
   const input = tinyCheckpoint({ max_position_embeddings: 1024 });
   for (const t of Object.values(input.tensors)) t.data = t.data.map((x) => x * 15);

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { UsageError } from '../../src/core/errors.ts';
@@ -15,8 +14,9 @@ import { forwardInputs, forwardLogits } from '../../src/model/transformer.ts';
 import { maskedNll } from '../../src/model/train-throughput.ts';
 import { maxAbsDiff, randomHostParams, tinyConfig } from './model-fixtures.ts';
 import { referenceLogitsWithLora } from './model-reference.ts';
+import { tempDir } from '../fixtures/temp-dir.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'spindle-lora-'));
+const dir = tempDir('spindle-lora-');
 before(async () => {
   await initEngine({ threads: 1 });
 });

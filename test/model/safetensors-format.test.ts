@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -10,6 +10,7 @@ import {
   writeSafetensors,
   type TensorMap,
 } from '../../src/model/safetensors.ts';
+import { tempDir } from '../fixtures/temp-dir.ts';
 
 /** Builds a file by hand from a header object and raw data bytes. */
 function rawFile(header: Record<string, unknown>, data: Uint8Array, headerLength?: bigint): Uint8Array {
@@ -76,7 +77,7 @@ test('writing as BF16 rounds to nearest even; representable values stay exact', 
 });
 
 test('files on disk round trip, `only` selects tensors, metadata can be omitted', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'spindle-st-'));
+  const dir = tempDir('spindle-st-');
   const path = join(dir, 'model.safetensors');
   writeSafetensors(path, sample, { metadata: { format: 'pt', note: 'spindle' } });
   const all = readSafetensors(path);
@@ -144,7 +145,7 @@ test('corrupt files fail with errors naming the file and the tensor', () => {
 });
 
 test('truncated file on disk is reported with its path', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'spindle-st-'));
+  const dir = tempDir('spindle-st-');
   const path = join(dir, 'cut.safetensors');
   const good = serializeSafetensors(sample);
   writeFileSync(path, good.subarray(0, good.length - 1));

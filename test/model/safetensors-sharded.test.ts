@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { planShards, readModelWeights, writeModelWeights } from '../../src/model/safetensors-sharded.ts';
 import { readSafetensors, type TensorMap } from '../../src/model/safetensors.ts';
+import { tempDir } from '../fixtures/temp-dir.ts';
 
 function tensors(): TensorMap {
   const make = (n: number, seed: number) => new Float32Array(n).map((_, i) => Math.sin(seed + i));
@@ -32,7 +32,7 @@ test('planShards fills shards in order and gives an oversized tensor its own sha
 });
 
 test('sharded save writes HF-named shards and an index, and loads back identically', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'spindle-shard-'));
+  const dir = tempDir('spindle-shard-');
   const files = writeModelWeights(dir, tensors(), { maxShardBytes: 300 });
   assert.deepEqual(files, ['model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors', 'model.safetensors.index.json']);
   const index = JSON.parse(readFileSync(join(dir, 'model.safetensors.index.json'), 'utf8'));
@@ -53,7 +53,7 @@ test('sharded save writes HF-named shards and an index, and loads back identical
 });
 
 test('index errors name the tensor and the file', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'spindle-shard-'));
+  const dir = tempDir('spindle-shard-');
   writeModelWeights(dir, tensors(), { maxShardBytes: 300 });
   const indexPath = join(dir, 'model.safetensors.index.json');
   const index = JSON.parse(readFileSync(indexPath, 'utf8'));
@@ -79,7 +79,7 @@ test('index errors name the tensor and the file', () => {
   writeFileSync(indexPath, '{not json');
   assert.throws(() => readModelWeights(dir), /cannot read the shard index/);
 
-  const empty = mkdtempSync(join(tmpdir(), 'spindle-shard-'));
+  const empty = tempDir('spindle-shard-');
   assert.throws(() => readModelWeights(empty), /no model\.safetensors or model\.safetensors\.index\.json/);
   assert.ok(!existsSync(join(empty, 'model.safetensors')));
 });

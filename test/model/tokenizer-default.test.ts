@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { ChatTemplate } from '../../src/model/chat-template.ts';
@@ -9,6 +8,7 @@ import { buildTokenizerCorpus } from '../../src/train/tokenizer-corpus.ts';
 import { DEFAULT_ADDED_TOKENS, trainDefaultTokenizer, writeTokenizerFiles } from '../../src/model/tokenizer/default-tokenizer.ts';
 import { loadTokenizer, tokenizerFromJson } from '../../src/model/tokenizer/tokenizer.ts';
 import { trainByteLevelBpe } from '../../src/model/tokenizer/train-bpe.ts';
+import { tempDir } from '../fixtures/temp-dir.ts';
 
 const corpus = [
   'You play blackjack against a dealer. Each turn call hit to take a card or stick to stop.',
@@ -60,7 +60,7 @@ test('the vocabulary size is a hard cap and training is deterministic', () => {
 });
 
 test('saved files load through the same loader as a real checkpoint, with a ChatML tool template', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'spindle-tok-'));
+  const dir = tempDir('spindle-tok-');
   writeTokenizerFiles(dir, files);
   const loaded = loadTokenizer(dir);
   const text = 'Your hand: 12. <tool_call>\n{"name": "hit"}\n</tool_call>';

@@ -6,10 +6,8 @@
  * process, the judge a loopback OpenAI-compatible server answering fixed JSON.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
@@ -21,6 +19,7 @@ import { openStore } from '../../src/store/open.ts';
 import type { Store } from '../../src/store/store.ts';
 import { startProxyProcess } from '../server/fixtures/proxy-process.ts';
 import { startToyUpstream, type ToyUpstream } from '../server/fixtures/proxy-upstream.ts';
+import { tempDir } from '../fixtures/temp-dir.ts';
 
 const scoresJson = (scores: number[]) => JSON.stringify({ scores: scores.map((score, i) => ({ trajectory_id: String(i + 1), explanation: 'x', score })) });
 
@@ -55,7 +54,7 @@ describe('LLM judge in the proxy', () => {
 
   before(async () => {
     upstream = await startToyUpstream();
-    store = await openStore(join(mkdtempSync(join(tmpdir(), 'spindle-judge-')), 'spindle.db'));
+    store = await openStore(join(tempDir('spindle-judge-'), 'spindle.db'));
     await store.createRun({ id: runId, kind: 'proxy', env: 'proxy', envOptions: {}, policy: upstream.url, config: {}, status: 'running', createdAt: new Date().toISOString(), finishedAt: null, summary: null });
     proxy = await startProxy({ upstream: upstream.url, store, runId, port: 0, judge: judgeRewardPart({ judge, maxRetries: 1 }) });
   });

@@ -1,10 +1,9 @@
 /** Starts `spindle serve` as a real child process on a free loopback port with a tiny checkpoint the test writes. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { saveTinyModel, tinyModel } from '../eval/tiny-checkpoint.ts';
 import { BIN } from '../cli/run-cli.ts';
+import { tempDir } from '../fixtures/temp-dir.ts';
 
 export interface ServeProcess {
   /** `http://127.0.0.1:PORT`. */
@@ -16,7 +15,7 @@ export interface ServeProcess {
 
 /** A tiny blackjack-tokenizer checkpoint (context 1024) in a scratch folder. */
 export function tinyCheckpointDir(seed = 3): string {
-  const dir = join(mkdtempSync(join(tmpdir(), 'spindle-serve-')), 'tiny');
+  const dir = join(tempDir('spindle-serve-'), 'tiny');
   saveTinyModel(dir, tinyModel(seed));
   return dir;
 }

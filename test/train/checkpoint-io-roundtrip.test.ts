@@ -4,8 +4,7 @@
  * with a message naming them.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
 import { initEngine } from '../../src/model/engine.ts';
@@ -16,6 +15,7 @@ import { createDefaultModel, paddedVocab } from '../../src/train/default-model.t
 import { parseTrainConfig } from '../../src/train/train-config.ts';
 import { parseTrainerState, TRAINER_STATE_FORMAT, type TrainerState } from '../../src/train/trainer-state.ts';
 import { pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
+import { tempDir } from '../fixtures/temp-dir.ts';
 
 before(async () => {
   await initEngine({ threads: 1 });
@@ -64,7 +64,7 @@ test('a training checkpoint round-trips exactly and its folder loads as model:DI
   const m = Object.fromEntries(Object.entries(params).map(([k, t]) => [k, { shape: t.shape, data: t.data.map((x) => x * 0.5) }]));
   const v = Object.fromEntries(Object.entries(params).map(([k, t]) => [k, { shape: t.shape, data: t.data.map((x) => x * x) }]));
   const optimizer: AdamWState = { step: 7, config: settings.optimizer, m, v };
-  const runDir = mkdtempSync(join(tmpdir(), 'spindle-ckpt-'));
+  const runDir = tempDir('spindle-ckpt-');
   const path = saveTrainCheckpoint(runDir, 7, { assets, params, optimizer, state: state(7) });
   assert.equal(path, checkpointPath(7));
   assert.equal(path, 'checkpoints/step-000007');
@@ -116,7 +116,7 @@ test('a training checkpoint round-trips exactly and its folder loads as model:DI
 
 test('a folder without trainer state, or with a bad one, is refused naming the file and field', async () => {
   const { assets, params } = await createDefaultModel({ spec: pickSpec, options: {}, seed: 1, corpusEpisodes: 20, shape: settings.model });
-  const runDir = mkdtempSync(join(tmpdir(), 'spindle-ckpt-'));
+  const runDir = tempDir('spindle-ckpt-');
   const path = join(runDir, saveTrainCheckpoint(runDir, 2, { assets, params, optimizer: null, state: state(2) }));
   writeFileSync(join(path, TRAINER_STATE_FILE), '{"format": "spindle-trainer-state/1", "step": -1}');
   assert.throws(() => loadTrainCheckpoint(path, parseTrainerState), /trainer-state\.json: .*step/);

@@ -4,13 +4,12 @@
  * validate their flags before touching anything.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Command } from 'commander';
 import { addFromStoreTrainOptions, registerFromStoreCommands, trainOrFromStore } from '../../src/cli/commands/from-store-register.ts';
 import { UsageError } from '../../src/core/errors.ts';
+import { tempDir } from '../fixtures/temp-dir.ts';
 
 function program(online: (opts: Record<string, unknown>) => void): Command {
   const p = new Command().exitOverride();
@@ -21,7 +20,7 @@ function program(online: (opts: Record<string, unknown>) => void): Command {
   return p;
 }
 
-const missingDb = join(mkdtempSync(join(tmpdir(), 'spindle-offline-cli-')), 'none.db');
+const missingDb = join(tempDir('spindle-offline-cli-'), 'none.db');
 
 async function usageError(args: string[], pattern: RegExp): Promise<void> {
   await assert.rejects(program(() => assert.fail('the online trainer must not run')).parseAsync(args, { from: 'user' }), (e: unknown) => e instanceof UsageError && pattern.test(e.message));

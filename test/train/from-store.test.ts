@@ -5,8 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
@@ -24,6 +23,7 @@ import { trainFromStore, type OfflineTrainOutcome } from '../../src/train/from-s
 import { maxAbsDiff } from '../eval/tiny-checkpoint.ts';
 import { startProxyProcess, type ProxyProcess } from '../server/fixtures/proxy-process.ts';
 import { startServe, tinyCheckpointDir, type ServeProcess } from '../server/serve-process.ts';
+import { tempDir } from '../fixtures/temp-dir.ts';
 
 type Sampled = { ids: number[]; logprobs: number[] };
 
@@ -150,7 +150,7 @@ describe('train --from-store on groups recorded by the proxy', () => {
   });
 
   it('trains from the command line into a run that loads as run:RUN', async () => {
-    const config = join(mkdtempSync(join(tmpdir(), 'spindle-offline-')), 'offline.json');
+    const config = join(tempDir('spindle-offline-'), 'offline.json');
     writeFileSync(config, JSON.stringify({ rows: 4, rowLength: 64, samples: { truncated: 'keep' } }));
     const bin = join(import.meta.dirname, '..', '..', 'bin', 'spindle.js');
     const args = ['train', '--from-store', proxy.runId, '--model', `run:${outcome.runId}`, '--steps', '1', '--lr', '1e-3', '--config', config, '--threads', '1', '--db', proxy.db, '--accept-model', 'tiny', '--json'];
@@ -165,7 +165,7 @@ describe('train --from-store on groups recorded by the proxy', () => {
   });
 
   it('exports the groups in the Atropos layout', async () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'spindle-export-')), 'groups.jsonl');
+    const file = join(tempDir('spindle-export-'), 'groups.jsonl');
     const result = await exportStoredSamples({ fromStore: proxy.runId, format: 'atropos', out: file, keepTruncated: true, db: proxy.db });
     assert.equal(result.samples, 4);
     assert.equal(result.skipped.missing_ids, 1);

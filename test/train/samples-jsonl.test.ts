@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { buildSamples } from '../../src/train/samples.ts';
 import { readSamplesJsonl, samplesFromJsonl, samplesToJsonl, writeSamplesJsonl } from '../../src/train/samples-jsonl.ts';
 import type { TrainingSample } from '../../src/train/samples-types.ts';
 import { call, EOT, stablePrompts as P, trajectory } from './samples-fixtures.ts';
+import { tempDir } from '../fixtures/temp-dir.ts';
 
 function someSamples(): TrainingSample[] {
   const a = trajectory('a', [
@@ -30,7 +30,7 @@ test('JSONL round trip: one sample per line, every field and number comes back e
 });
 
 test('files: writeSamplesJsonl then readSamplesJsonl', async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'spindle-samples-'));
+  const dir = tempDir('spindle-samples-');
   try {
     const file = join(dir, 'samples.jsonl');
     const samples = someSamples();

@@ -4,8 +4,6 @@
  * other; the config and the env are checked first.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { initEngine } from '../../src/model/engine.ts';
@@ -17,12 +15,13 @@ import { loadTrainCheckpoint } from '../../src/train/checkpoint-io.ts';
 import { parseTrainerState } from '../../src/train/trainer-state.ts';
 import { kellySpec } from '../../src/envs/kelly/spec.ts';
 import { densePickSpec, newTrainRun, pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
+import { tempDir } from '../fixtures/temp-dir.ts';
 
 let store: Store;
 
 before(async () => {
   await initEngine({ threads: 1 });
-  store = await openStore(join(mkdtempSync(join(tmpdir(), 'spindle-dense-')), 'spindle.db'));
+  store = await openStore(join(tempDir('spindle-dense-'), 'spindle.db'));
 });
 
 after(async () => {

@@ -4,8 +4,6 @@
  * runs under jit on those layouts and the KL is logged.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { newId, nowIso } from '../../src/core/ids.ts';
@@ -14,6 +12,7 @@ import { openStore } from '../../src/store/open.ts';
 import { parseTrainConfig } from '../../src/train/train-config.ts';
 import { trainRun } from '../../src/train/trainer.ts';
 import { pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
+import { tempDir } from '../fixtures/temp-dir.ts';
 
 test('klBeta > 0 with a language-model warm start (no shared prefix) trains and logs the KL', async () => {
   await initEngine({ threads: 1 });
@@ -27,7 +26,7 @@ test('klBeta > 0 with a language-model warm start (no shared prefix) trains and 
       groupSize: 8,
     }),
   );
-  const store = await openStore(join(mkdtempSync(join(tmpdir(), 'spindle-kl-')), 'spindle.db'));
+  const store = await openStore(join(tempDir('spindle-kl-'), 'spindle.db'));
   const runId = newId('run');
   await store.createRun({ id: runId, kind: 'train', env: 'pick', envOptions: {}, policy: 'default-model', config: {}, status: 'running', createdAt: nowIso(), finishedAt: null, summary: null });
   const outcome = await trainRun({ spec: pickSpec, options: {}, settings, store, runId, resume: null });

@@ -5,8 +5,6 @@
  * folder), logging what the uninterrupted run logged.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { initEngine } from '../../src/model/engine.ts';
@@ -17,6 +15,7 @@ import { parseTrainConfig, resetsReferenceAfter, type TrainSettings } from '../.
 import { trainRun, type TrainOutcome } from '../../src/train/trainer.ts';
 import { parseTrainerState } from '../../src/train/trainer-state.ts';
 import { metricsAt, newTrainRun, pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
+import { tempDir } from '../fixtures/temp-dir.ts';
 
 const settings: TrainSettings = parseTrainConfig(
   tinyTrainConfig({
@@ -38,7 +37,7 @@ let outcome: TrainOutcome;
 
 before(async () => {
   await initEngine({ threads: 1 });
-  dir = mkdtempSync(join(tmpdir(), 'spindle-reset-'));
+  dir = tempDir('spindle-reset-');
   store = await openStore(join(dir, 'spindle.db'));
   runA = await newTrainRun(store);
   outcome = await trainRun({ spec: pickSpec, options: {}, settings, store, runId: runA, resume: null });

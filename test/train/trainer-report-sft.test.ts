@@ -4,8 +4,6 @@
  * sample counts), and the `forecast` part is recorded but left out of the RL reward (weight 0).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { newId, nowIso } from '../../src/core/ids.ts';
@@ -15,6 +13,7 @@ import { openStore } from '../../src/store/open.ts';
 import { parseTrainConfig } from '../../src/train/train-config.ts';
 import { trainRun } from '../../src/train/trainer.ts';
 import { tinyTrainConfig } from './trainer-fixtures.ts';
+import { tempDir } from '../fixtures/temp-dir.ts';
 
 test('report.mode supervised on hmm report=true: the supervised loss is logged and forecast has weight 0', async () => {
   await initEngine({ threads: 1 });
@@ -29,7 +28,7 @@ test('report.mode supervised on hmm report=true: the supervised loss is logged a
       saveTrajectoriesPerStep: 16,
     }),
   );
-  const store = await openStore(join(mkdtempSync(join(tmpdir(), 'spindle-report-sft-')), 'spindle.db'));
+  const store = await openStore(join(tempDir('spindle-report-sft-'), 'spindle.db'));
   const runId = newId('run');
   await store.createRun({ id: runId, kind: 'train', env: 'hmm', envOptions: options, policy: 'default-model', config: {}, status: 'running', createdAt: nowIso(), finishedAt: null, summary: null });
   const outcome = await trainRun({ spec: hmmSpec, options, settings, store, runId, resume: null });

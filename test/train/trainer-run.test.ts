@@ -5,8 +5,7 @@
  * the uninterrupted run did.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { initEngine } from '../../src/model/engine.ts';
@@ -19,6 +18,7 @@ import { trainRun, type TrainOutcome } from '../../src/train/trainer.ts';
 import { finalEvaluation } from '../../src/train/trainer-final.ts';
 import { parseTrainerState } from '../../src/train/trainer-state.ts';
 import { metricsAt, newTrainRun, pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
+import { tempDir } from '../fixtures/temp-dir.ts';
 
 const settings: TrainSettings = parseTrainConfig(
   tinyTrainConfig({
@@ -39,7 +39,7 @@ let outcome: TrainOutcome;
 
 before(async () => {
   await initEngine({ threads: 1 });
-  dir = mkdtempSync(join(tmpdir(), 'spindle-train-'));
+  dir = tempDir('spindle-train-');
   store = await openStore(join(dir, 'spindle.db'));
   runA = await newTrainRun(store);
   outcome = await trainRun({ spec: pickSpec, options: {}, settings, store, runId: runA, resume: null });

@@ -4,8 +4,7 @@
  * taken from the record the warm start left; another env or other env options are refused by name.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { initEngine } from '../../src/model/engine.ts';
@@ -16,6 +15,7 @@ import { parseTrainConfig, type TrainSettings } from '../../src/train/train-conf
 import { trainRun, WARM_START_PATH, type TrainOutcome } from '../../src/train/trainer.ts';
 import { loadWarmStartSource, WARM_START_RECORD_FILE } from '../../src/train/warm-start-reuse.ts';
 import { metricsAt, newTrainRun, pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
+import { tempDir } from '../fixtures/temp-dir.ts';
 
 // Row length measured from the demonstrations and a KL to the warm start: both must come from the record.
 const settings: TrainSettings = parseTrainConfig(
@@ -39,7 +39,7 @@ let b: TrainOutcome;
 
 before(async () => {
   await initEngine({ threads: 1 });
-  dir = mkdtempSync(join(tmpdir(), 'spindle-reuse-'));
+  dir = tempDir('spindle-reuse-');
   store = await openStore(join(dir, 'spindle.db'));
   runA = await newTrainRun(store);
   a = await trainRun({ spec: pickSpec, options: {}, settings, store, runId: runA, resume: null });
