@@ -1,7 +1,6 @@
 /** The embedded model as a Policy: `model:DIR` from a checkpoint folder, exact token records, batching of concurrent calls. */
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import type { Message, ToolSpec } from '../../src/core/messages.ts';
 import { loadCheckpoint, saveCheckpoint } from '../../src/model/checkpoint.ts';
 import { parseModelConfig } from '../../src/model/config.ts';
@@ -25,10 +24,6 @@ before(async () => {
   const input = tinyCheckpoint({ max_position_embeddings: 1024 });
   for (const t of Object.values(input.tensors)) t.data = t.data.map((x) => x * 15);
   saveCheckpoint(dir, input);
-});
-
-after(() => {
-  rmSync(dir, { recursive: true, force: true });
 });
 
 const tools: ToolSpec[] = [{ name: 'act', description: 'Hit or stick.', parameters: { type: 'object', properties: { move: { type: 'string' } } } }];

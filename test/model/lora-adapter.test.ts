@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import { UsageError } from '../../src/core/errors.ts';
 import { initEngine, np, tree } from '../../src/model/engine.ts';
 import { batchTensors, type BatchTensors } from '../../src/model/logprobs.ts';
@@ -20,7 +20,6 @@ const dir = tempDir('spindle-lora-');
 before(async () => {
   await initEngine({ threads: 1 });
 });
-after(() => rmSync(dir, { recursive: true, force: true }));
 
 const cfg = tinyConfig('qwen3');
 const lora: LoraConfig = { r: 4, alpha: 8, dropout: 0, targetModules: ['q_proj', 'v_proj', 'o_proj', 'gate_proj', 'down_proj'] };

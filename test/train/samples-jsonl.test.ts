@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { buildSamples } from '../../src/train/samples.ts';
@@ -31,15 +31,11 @@ test('JSONL round trip: one sample per line, every field and number comes back e
 
 test('files: writeSamplesJsonl then readSamplesJsonl', async () => {
   const dir = tempDir('spindle-samples-');
-  try {
-    const file = join(dir, 'samples.jsonl');
-    const samples = someSamples();
-    await writeSamplesJsonl(file, samples);
-    assert.equal(await readFile(file, 'utf8'), samplesToJsonl(samples));
-    assert.deepEqual(await readSamplesJsonl(file), samples);
-  } finally {
-    await rm(dir, { recursive: true });
-  }
+  const file = join(dir, 'samples.jsonl');
+  const samples = someSamples();
+  await writeSamplesJsonl(file, samples);
+  assert.equal(await readFile(file, 'utf8'), samplesToJsonl(samples));
+  assert.deepEqual(await readSamplesJsonl(file), samples);
 });
 
 test('a line whose arrays do not line up with its tokens or spans is refused, naming the line and field', () => {

@@ -4,7 +4,7 @@
  * taken from the record the warm start left; another env or other env options are refused by name.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { initEngine } from '../../src/model/engine.ts';
@@ -52,7 +52,6 @@ before(async () => {
 
 after(async () => {
   await store?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 test('the warm start leaves a record of what RL starts from', () => {
