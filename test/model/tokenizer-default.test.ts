@@ -29,6 +29,17 @@ test('every byte is a token, added tokens are single ids, eos/pad are ChatML', (
   for (let b = 0; b < 256; b++) assert.deepEqual(Array.from(tok.tokenBytes(b)), [b]);
 });
 
+test('a tool call is its template text in single tokens: the call scaffolding, the name, the arguments', () => {
+  const call = '<tool_call>\n{"name": "hit", "arguments": {}}\n</tool_call>';
+  const pieces = tok.encode(call).map((id) => tok.decode([id]));
+  assert.deepEqual(pieces, ['<tool_call>', '\n{"name": "', 'hit', '", "arguments": ', '{}}\n', '</tool_call>']);
+  // A name the corpus never had is spelled in bytes between the same scaffolding tokens.
+  const other = tok.encode('<tool_call>\n{"name": "zq", "arguments": {}}\n</tool_call>').map((id) => tok.decode([id]));
+  assert.deepEqual(other.slice(0, 2), ['<tool_call>', '\n{"name": "']);
+  assert.equal(other.join(''), '<tool_call>\n{"name": "zq", "arguments": {}}\n</tool_call>');
+  assert.ok(other.includes('", "arguments": '));
+});
+
 test('any text round trips exactly, also text the corpus never had', () => {
   const texts = [
     'Dealer shows 10.',
@@ -56,7 +67,7 @@ test('the vocabulary size is a hard cap and training is deterministic', () => {
   assert.equal(small.model.merges.length, 300 - 256 - DEFAULT_ADDED_TOKENS.length);
   assert.equal(tokenizerFromJson(small.tokenizerJson, {}).vocabSize, 300);
   assert.deepEqual(trainDefaultTokenizer(corpus), files);
-  assert.throws(() => trainByteLevelBpe(corpus, { vocabSize: 200, addedTokens: DEFAULT_ADDED_TOKENS }), /vocabSize must be an integer from 267/);
+  assert.throws(() => trainByteLevelBpe(corpus, { vocabSize: 200, addedTokens: DEFAULT_ADDED_TOKENS }), new RegExp(`vocabSize must be an integer from ${256 + DEFAULT_ADDED_TOKENS.length} `));
 });
 
 test('saved files load through the same loader as a real checkpoint, with a ChatML tool template', () => {

@@ -9,7 +9,13 @@ import { CHATML_TOOL_TEMPLATE } from './chatml-template.ts';
 import type { AddedTokenSpec } from './tokenizer-json.ts';
 import { trainByteLevelBpe, type TrainBpeOptions } from './train-bpe.ts';
 
-/** Qwen's chat tokens (same strings), plus <tools></tools>; the first three are special. */
+/**
+ * Qwen's chat tokens (same strings), plus <tools></tools>; the first three are special. The last two
+ * are the fixed text the chat template writes around a tool call's name (`<tool_call>` + `\n{"name": "`
+ * + name + `", "arguments": ` + arguments + `}\n</tool_call>`): as single tokens, a Blackjack answer
+ * is 7 tokens with the end of turn instead of 15 (the byte-level pre-tokenizer splits that text into
+ * 9 pieces BPE cannot merge across), and every answer costs that many fewer decode steps.
+ */
 export const DEFAULT_ADDED_TOKENS: readonly AddedTokenSpec[] = [
   { content: '<|endoftext|>', special: true },
   { content: '<|im_start|>', special: true },
@@ -22,6 +28,8 @@ export const DEFAULT_ADDED_TOKENS: readonly AddedTokenSpec[] = [
   { content: '</think>', special: false },
   { content: '<tools>', special: false },
   { content: '</tools>', special: false },
+  { content: '\n{"name": "', special: false },
+  { content: '", "arguments": ', special: false },
 ];
 
 export interface TokenizerFiles {
