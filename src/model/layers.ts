@@ -28,11 +28,6 @@ export function gradBarrier(x: Tensor): Tensor {
   return np.broadcastTo(x, [1, ...shape]).reshape(shape);
 }
 
-/** Identity that jit computes into its own buffer (a reduce over a size-1 axis is never fused away). */
-export function materialize(x: Tensor): Tensor {
-  return np.expandDims(x, 0).sum(0);
-}
-
 /**
  * A LoRA adapter applied inside a projection (PEFT's unmerged form), for training with dropout:
  * y = W x + scale · B A dropout(x). `key` (a jax-js PRNG key) draws the dropout mask.
@@ -212,7 +207,7 @@ export function decoderLayer(
   const qkv = selfAttentionQkv(cfg, p, h, rope);
   const k = past ? np.concatenate([past.k, qkv.k], 2) : qkv.k;
   const v = past ? np.concatenate([past.v, qkv.v], 2) : qkv.v;
-  const attn = materialize(mergeHeads(attention(qkv.q, k.ref, v.ref, mask)));
+  const attn = mergeHeads(attention(qkv.q, k.ref, v.ref, mask));
   const x1 = x.add(linear(attn, p.oProj, p.oBias, p.lora?.o_proj));
   const mlpBias = p.gateBias && p.upBias && p.downBias ? { gate: p.gateBias, up: p.upBias, down: p.downBias } : undefined;
   const mlpLora = p.lora && { gate: p.lora.gate_proj, up: p.lora.up_proj, down: p.lora.down_proj };

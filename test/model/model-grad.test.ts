@@ -64,17 +64,11 @@ for (const [modelType, extra] of [['qwen3', {}], ['qwen2', {}], ['llama', {}], [
       // The shift is rounded to float32; use the exact applied step per element.
       const plus = shifted(1)[name].data;
       const minus = shifted(-1)[name].data;
-      // `terms`: the sum of |g_i Δ_i|. Where the random direction's terms cancel (the embedding's
-      // unused rows), float32 rounding of the gradient is relative to it, not to the small sum.
       let directional = 0;
-      let terms = 0;
-      for (let i = 0; i < u.length; i++) {
-        directional += g[name].data[i] * (plus[i] - minus[i]);
-        terms += Math.abs(g[name].data[i] * (plus[i] - minus[i]));
-      }
+      for (let i = 0; i < u.length; i++) directional += g[name].data[i] * (plus[i] - minus[i]);
       const fd = referenceObjective(cfg, shifted(1)) - referenceObjective(cfg, shifted(-1));
       assert.ok(Math.abs(fd) > 1e-7, `${name}: the objective should depend on it`);
-      assert.ok(Math.abs(directional - fd) <= 1e-3 * Math.abs(fd) + 1e-5 * terms + 1e-9, `${name}: autodiff ${directional} vs finite difference ${fd} (terms ${terms})`);
+      assert.ok(Math.abs(directional - fd) <= 1e-3 * Math.abs(fd) + 1e-9, `${name}: autodiff ${directional} vs finite difference ${fd}`);
     }
   });
 }
