@@ -257,15 +257,16 @@ export class KvCache {
         }
       }
     });
-    const usesOpen = fromOpen.includes(1);
     const { numKvHeads: H, headDim: hd } = this.cfg;
     const pastTake = np.array(pastIndex, { dtype: np.int32 });
-    const openTake = usesOpen ? np.array(openIndex, { dtype: np.int32 }) : null;
-    const openMask = usesOpen ? np.array(fromOpen).reshape([n * own, 1]).greater(0.5) : null;
+    // Only when some slot is in the open block (which then exists).
+    const openTake = fromOpen.includes(1)
+      ? { index: np.array(openIndex, { dtype: np.int32 }), mask: np.array(fromOpen).reshape([n * own, 1]).greater(0.5) }
+      : null;
     const flat = (x: Tensor, slots: number) => x.ref.transpose([0, 2, 1, 3]).reshape([this.batch * slots, H * hd]);
     const gather = (past: Tensor, open: Tensor | undefined, shared: Tensor[]): Tensor => {
       let rowsFlat = np.take(flat(past, cap), pastTake.ref, 0);
-      if (openTake && openMask && open) rowsFlat = np.where(openMask.ref, np.take(flat(open, K), openTake.ref, 0), rowsFlat);
+      if (openTake) rowsFlat = np.where(openTake.mask.ref, np.take(flat(open!, K), openTake.index.ref, 0), rowsFlat);
       const picked = rowsFlat.reshape([n, own, H, hd]).transpose([0, 2, 1, 3]);
       if (S === 0) return picked;
       const prefix = np.concatenate(shared.map((t) => t.ref), 2); // [1, H, S, hd]
@@ -276,8 +277,8 @@ export class KvCache {
       v: gather(p.v, this.open?.[l].v, this.shared[l].map((b) => b.v)),
     }));
     pastTake.dispose();
-    openTake?.dispose();
-    openMask?.dispose();
+    openTake?.index.dispose();
+    openTake?.mask.dispose();
     return { layers, lengths: slotLists.map((s) => S + s.length) };
   }
 

@@ -63,16 +63,17 @@ for (const [modelType, extra] of [['qwen3', {}], ['qwen2', {}], ['llama', {}], [
         [name]: { shape: t.shape, data: Float32Array.from(t.data, (x, i) => x + step * u[i]) },
       });
       const at = (step: number) => {
+        const [up, down] = [shifted(step), shifted(-step)];
         // The shift is rounded to float32; use the exact applied step per element.
-        const plus = shifted(step)[name].data;
-        const minus = shifted(-step)[name].data;
+        const plus = up[name].data;
+        const minus = down[name].data;
         let directional = 0;
         let magnitude = 0;
         for (let i = 0; i < u.length; i++) {
           directional += g[name].data[i] * (plus[i] - minus[i]);
           magnitude += Math.abs(g[name].data[i] * (plus[i] - minus[i]));
         }
-        return { directional, magnitude, fd: referenceObjective(cfg, shifted(step)) - referenceObjective(cfg, shifted(-step)) };
+        return { directional, magnitude, fd: referenceObjective(cfg, up) - referenceObjective(cfg, down) };
       };
       const [one, two] = [at(eps), at(2 * eps)];
       // fd(ε) = 2ε·D + ε³·T/3 + O(ε⁵), so (8·fd(ε) − fd(2ε)) / 6 = 2ε·D + O(ε⁵); the same combination of
