@@ -238,6 +238,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
       await record(0, {
         ...evalMetrics(lastEval),
         'warmstart/steps': ws.steps,
+        'warmstart/answer_rounds': ws.answerRounds,
         'warmstart/seconds': ws.wallMs / 1000,
         'warmstart/final_loss': ws.losses.at(-1)?.loss ?? NaN,
         'warmstart/invalid_rate': last?.invalidRate ?? NaN,

@@ -1,7 +1,8 @@
 /**
  * The warm start: before RL the model learns the action FORMAT and nothing more. Supervised
  * training (masked NLL on the completion, loss-sft.ts) on random-policy demonstrations rendered
- * exactly as rollouts present them (warm-start-demos.ts), until answers sampled on held-out seeds
+ * exactly as rollouts present them (warm-start-demos.ts), then a few steps on every legal action's
+ * answer side by side, until answers sampled on held-out seeds with the weights it would hand over
  * are legal actions often enough (invalid rate below the target) or the step budget runs out.
  * Since the demonstrated actions are uniformly random, the warm-started policy plays about as well
  * as `random`: whatever RL gains later, it discovered itself.
@@ -9,14 +10,14 @@
 import { UsageError } from '../core/errors.ts';
 import { Rng } from '../core/random.ts';
 import type { EnvSpec } from '../envs/env.ts';
+import { tree } from '../model/engine.ts';
 import { ParamTrainer } from '../model/param-trainer.ts';
 import type { Params } from '../model/params.ts';
 import type { EmbeddedPolicy } from '../policy/embedded.ts';
 import { runRollouts } from '../rollout/rollouts.ts';
 import type { ModelAssets } from './default-model.ts';
 import { supervisedLoss } from './loss-sft.ts';
-import type { LayoutShapes} from './rl-batch.ts';
-import { type LayoutSample } from './rl-batch.ts';
+import type { LayoutSample, LayoutShapes, RlLayout } from './rl-batch.ts';
 import { rlLogprobs, rlTensors, type RlTensors } from './rl-batch-forward.ts';
 import { measuredRowLengths } from './row-length.ts';
 import type { TrainSettings } from './train-config.ts';
@@ -63,6 +64,8 @@ export interface WarmStartResult {
   steps: number;
   /** Of those, the last ones on the answers alone (train-config.ts answerSteps). */
   answerSteps: number;
+  /** Answers-only rounds run: 1, or 2 when the first one's format check failed (it was discarded). */
+  answerRounds: number;
   /** Whether the last check met the target invalid rate. */
   reached: boolean;
   checks: WarmStartCheck[];
@@ -147,7 +150,7 @@ export async function warmStart<O extends Record<string, unknown>>(request: Warm
     const shortest = Math.min(...whole.map((s) => s.tokens.length - 1));
     throw new UsageError(`train.update.rowLength: ${request.shapes.length} holds none of the warm start's demonstrations (the shortest needs ${shortest}); raise it or leave it null to measure it`);
   }
-  let trainer = new ParamTrainer<RlTensors>(request.params, sftLoss(assets.cfg), settings.optimizer);
+  const trainer = new ParamTrainer<RlTensors>(request.params, sftLoss(assets.cfg), settings.optimizer);
   const { shapes } = request;
   const checks: WarmStartCheck[] = [];
   const losses: { step: number; loss: number }[] = [];
@@ -156,9 +159,10 @@ export async function warmStart<O extends Record<string, unknown>>(request: Warm
   let trainMs = 0;
   let checkMs = 0;
 
-  const check = async (step: number): Promise<WarmStartCheck> => {
+  /** Samples episodes on held-out seeds with `weights` (borrowed), after `step` supervised steps. */
+  const check = async (step: number, weights: Params): Promise<WarmStartCheck> => {
     const t0 = performance.now();
-    policy.updateWeights(trainer.params, 0);
+    policy.updateWeights(weights, 0);
     let lengthFinishes = 0;
     let failureReason: string | null = null;
     const { summary } = await runRollouts({
@@ -188,71 +192,115 @@ export async function warmStart<O extends Record<string, unknown>>(request: Warm
     return result;
   };
 
-  let steps = 0;
-  let answerSteps = 0;
-  let reached = false;
-  /** One optimiser update per layout a batch fills; `after` runs after each (true: stop the batch). */
-  const train = async (batch: LayoutSample[], after: () => Promise<boolean>) => {
-    const { layouts, tooLong } = shapes.layouts(batch);
-    tooLongDemos += tooLong;
-    for (const layout of layouts) {
+  /** Optimiser updates so far, of every phase (a discarded answers-only round's too). */
+  let updates = 0;
+  let answerRounds = 0;
+  let reached: boolean;
+  /** The layouts the batches fill, one update each; it ends after a whole pass of batches that fill none. */
+  function* layoutsOf(source: Generator<LayoutSample[]>, batchesPerPass: number): Generator<RlLayout> {
+    for (let empty = 0; empty < batchesPerPass; ) {
+      const { layouts, tooLong } = shapes.layouts(source.next().value!);
+      tooLongDemos += tooLong;
+      empty = layouts.length === 0 ? empty + 1 : 0;
+      yield* layouts;
+    }
+  }
+  /** `count` updates of `on` (fewer if `layouts` ends), each loss logged at `firstStep` on; returns how many ran. */
+  const train = async (on: ParamTrainer<RlTensors>, layouts: Iterator<RlLayout>, count: number, log: { step: number; loss: number }[], firstStep: number) => {
+    let done = 0;
+    while (done < count) {
+      const next = layouts.next();
+      if (next.done) break;
+      const layout = next.value;
       const t0 = performance.now();
-      const result = await trainer.step(rlTensors(assets.cfg, layout));
-      steps++;
+      const result = await on.step(rlTensors(assets.cfg, layout));
+      updates++;
       trainTokens += layout.computedTokens;
       trainMs += performance.now() - t0;
-      losses.push({ step: steps, loss: result.loss });
-      request.onStep?.(steps, result.loss, { rows: layout.rows, length: layout.length, prefix: layout.prefix.length, ms: performance.now() - t0 });
-      if (await after()) return;
+      log.push({ step: firstStep + done, loss: result.loss });
+      request.onStep?.(updates, result.loss, { rows: layout.rows, length: layout.length, prefix: layout.prefix.length, ms: performance.now() - t0 });
+      done++;
+    }
+    return done;
+  };
+  // The decisions whose every legal answer can be demonstrated side by side (train-config.ts answerSteps).
+  const decisions = settings.answerSteps > 0 ? demos.episodeCalls.flat().filter((c) => c.otherCompletionIds) : [];
+  /**
+   * The answers' balance re-set on every legal action's answer side by side (train-config.ts
+   * answerSteps), on `from` with a fresh optimiser: the main phase's moments and learning rate
+   * would swing the balance (measured).
+   */
+  const answerPhase = async (from: Params, firstStep: number) => {
+    const phase = new ParamTrainer<RlTensors>(from, sftLoss(assets.cfg), {
+      ...settings.optimizer,
+      lr: settings.answerLr,
+      warmupSteps: Math.min(5, settings.answerSteps),
+      decay: 'cosine',
+      totalSteps: settings.answerSteps,
+      minLrRatio: 0,
+    });
+    const size = Math.min(settings.batchSize, decisions.length);
+    const answers = batches(decisions.length, size, request.runSeed + 1, (i) => answerGroup(decisions[i], fitting) ?? []);
+    const log: { step: number; loss: number }[] = [];
+    try {
+      const steps = await train(phase, layoutsOf(answers, Math.ceil(decisions.length / size)), settings.answerSteps, log, firstStep);
+      return { trainer: phase, steps, losses: log };
+    } catch (error) {
+      phase.dispose();
+      throw error;
     }
   };
+  let lmSteps = 0;
+  let answerSteps = 0;
+  /** The answers-only round's weights while its check runs, then the ones handed over (if any). */
+  let round: ParamTrainer<RlTensors> | null = null;
   try {
-    const source = batches(samples.length, Math.min(settings.batchSize, samples.length), request.runSeed, (i) => [samples[i]]);
-    while (steps < settings.maxSteps && !reached) {
-      await train(source.next().value!, async () => {
-        if ((steps % settings.checkEvery === 0 && steps >= settings.minSteps) || steps === settings.maxSteps) {
-          reached = formatLearned(await check(steps), settings.targetInvalidRate);
-          return reached || steps === settings.maxSteps;
+    const main = layoutsOf(batches(samples.length, Math.min(settings.batchSize, samples.length), request.runSeed, (i) => [samples[i]]), Infinity);
+    // The format is checked on the weights the warm start would hand over, after the answers-only
+    // steps, which teach the format too: on Blackjack (seed 0) the sampled answers of the language-
+    // model phase's own weights were 2–7 % refused at every check up to its 400-step budget, and
+    // 0 % after those steps. If that first check fails, the language-model phase goes on from its
+    // own weights and optimiser (kept aside) with its checks on those weights, as a round costs
+    // answerSteps updates (an env whose answers stay refusable, like Nim's counts, would pay one at
+    // every check), until one passes or the budget runs out; then a last round, checked for the record.
+    let target = Math.min(settings.maxSteps, Math.max(settings.checkEvery, Math.ceil(settings.minSteps / settings.checkEvery) * settings.checkEvery));
+    let first = true;
+    for (;; first = false, target = Math.min(settings.maxSteps, target + settings.checkEvery)) {
+      lmSteps += await train(trainer, main, target - lmSteps, losses, lmSteps + 1);
+      const last = lmSteps >= settings.maxSteps;
+      const withAnswers = lmSteps > 0 && decisions.length > 0;
+      if (withAnswers && !first && !last && !formatLearned(await check(lmSteps, trainer.params), settings.targetInvalidRate)) continue;
+      const phase = withAnswers ? await answerPhase(tree.ref(trainer.params), lmSteps + 1) : null;
+      round = phase?.trainer ?? null;
+      if (phase) answerRounds++;
+      reached = formatLearned(await check(lmSteps + (phase?.steps ?? 0), (round ?? trainer).params), settings.targetInvalidRate);
+      if (reached || last || (withAnswers && !first)) {
+        if (phase) {
+          losses.push(...phase.losses);
+          answerSteps = phase.steps;
         }
-        return false;
-      });
-    }
-    if (steps === 0) reached = formatLearned(await check(0), settings.targetInvalidRate);
-    // The actions' balance, re-set on every legal action's answer side by side (train-config.ts answerSteps).
-    const decisions = settings.answerSteps > 0 && steps > 0 ? demos.episodeCalls.flat().filter((c) => c.otherCompletionIds) : [];
-    if (decisions.length > 0) {
-      // A fresh optimiser: the main phase's moments and learning rate would swing the balance (measured).
-      trainer = new ParamTrainer<RlTensors>(trainer.release(), sftLoss(assets.cfg), {
-        ...settings.optimizer,
-        lr: settings.answerLr,
-        warmupSteps: Math.min(5, settings.answerSteps),
-        decay: 'cosine',
-        totalSteps: settings.answerSteps,
-        minLrRatio: 0,
-      });
-      const size = Math.min(settings.batchSize, decisions.length);
-      const answers = batches(decisions.length, size, request.runSeed + 1, (i) => answerGroup(decisions[i], fitting) ?? []);
-      const start = steps;
-      const end = steps + settings.answerSteps;
-      // A batch none of whose groups fits a row trains nothing; a whole pass of such batches ends the phase.
-      for (let empty = 0; steps < end && empty < Math.ceil(decisions.length / size); ) {
-        const batch = answers.next().value!;
-        empty = batch.length === 0 ? empty + 1 : 0;
-        if (batch.length > 0) await train(batch, async () => steps >= end);
+        break;
       }
-      answerSteps = steps - start;
+      round?.dispose();
+      round = null;
     }
   } catch (error) {
     trainer.dispose();
+    round?.dispose();
     throw error;
   }
-  const params = trainer.release();
+  let params: Params;
+  if (round) {
+    trainer.dispose();
+    params = round.release();
+  } else params = trainer.release();
   policy.updateWeights(params, 0);
   const { episodeCalls: _calls, languageModel: _languageModel, ...demoStats } = demos;
   return {
     params,
-    steps,
+    steps: lmSteps + answerSteps,
     answerSteps,
+    answerRounds,
     reached,
     checks,
     losses,

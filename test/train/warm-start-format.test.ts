@@ -160,9 +160,11 @@ test('a small supervised budget teaches a tiny model the answer format (invalid 
     tree.dispose(trained.params);
     checks.push(...trained.checks.map((c) => c.invalidRate));
     assert.equal(trained.maxTokens, trained.demos.maxCompletionTokens + 16);
-    // It ends with the answers-only steps, after the last format check.
+    // It ends with the answers-only steps, and the format check sampled the weights after them.
     assert.equal(trained.answerSteps, 6);
-    assert.equal(trained.steps, trained.checks.at(-1)!.step + 6);
+    assert.equal(trained.answerRounds, 1);
+    assert.deepEqual(trained.checks.map((c) => c.step), [66]);
+    assert.equal(trained.steps, 66);
     assert.equal(trained.losses.length, trained.steps);
     assert.ok(trained.losses[0].loss > 2 * trained.losses.at(-1)!.loss, `loss ${trained.losses[0].loss} -> ${trained.losses.at(-1)!.loss}`);
   } finally {
@@ -170,6 +172,37 @@ test('a small supervised budget teaches a tiny model the answer format (invalid 
   }
   assert.equal(checks[0], 1, 'the random model answers nothing legal');
   assert.ok(checks.at(-1)! <= 0.25, `invalid rates along the warm start: ${checks.join(', ')}`);
+});
+
+test('a failed first format check returns to the language-model phase: its later steps are the same as without the check, and only the last answers-only round is kept', async () => {
+  const model = await tinyModel();
+  const policy = trainerPolicy(model.assets, toParams(model.params), { name: 'tiny', modelId: 'tiny', version: 0, maxBatchRows: 64 });
+  const shapes = () => new LayoutShapes({ rows: settings.update.rows, length: settings.update.rowLength });
+  try {
+    // A target no check can meet (an invalid rate below 0): the first check after 20 steps and an
+    // answers-only round, then one on the language model's own weights after 40, and at the budget
+    // (60) a last round and its check.
+    const retried = await warmStartOn(model, policy, { ...settings.warmStart, minSteps: 20, targetInvalidRate: 0 }, shapes());
+    const direct = await warmStartOn(model, policy, { ...settings.warmStart, minSteps: 60 }, shapes());
+    try {
+      assert.equal(retried.reached, false);
+      assert.equal(retried.answerRounds, 2);
+      assert.deepEqual(retried.checks.map((c) => c.step), [26, 40, 66]);
+      assert.equal(retried.steps, 66);
+      assert.deepEqual(retried.losses.map((l) => l.step), Array.from({ length: 66 }, (_, i) => i + 1));
+      assert.equal(direct.answerRounds, 1);
+      assert.deepEqual(direct.checks.map((c) => c.step), [66]);
+      assert.deepEqual(retried.losses, direct.losses);
+      for (const name of Object.keys(direct.params)) {
+        assert.deepEqual(await retried.params[name].ref.data(), await direct.params[name].ref.data(), name);
+      }
+    } finally {
+      tree.dispose(retried.params);
+      tree.dispose(direct.params);
+    }
+  } finally {
+    await policy.close();
+  }
 });
 
 test('the warm start measures the row length when none is set, and refuses a row that holds no demonstration', async () => {
