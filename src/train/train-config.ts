@@ -40,7 +40,12 @@ export const warmStartSchema = z.strictObject({
   batchSize: positiveInt.default(32),
   /** Random-policy episodes whose answers are the demonstrations. */
   demoEpisodes: positiveInt.default(1000),
-  /** Steps between format checks (sampled episodes on held-out seeds). */
+  /**
+   * Steps between format checks (sampled episodes on held-out seeds). The first, after minSteps,
+   * samples the weights the warm start would hand over (after the answerSteps); if it fails, the
+   * later ones sample the language-model phase's weights, and the last answers-only round follows
+   * the first of them that passes (warm-start.ts).
+   */
   checkEvery: positiveInt.default(25),
   checkEpisodes: positiveInt.default(64),
   /** The format is learned when the invalid-answer rate of sampled answers is below this. */
