@@ -252,8 +252,8 @@ export async function warmStart<O extends Record<string, unknown>>(request: Warm
   };
   let lmSteps = 0;
   let answerSteps = 0;
-  /** The answers-only round's weights while its check runs, then the ones handed over (if any). */
-  let round: ParamTrainer<RlTensors> | null = null;
+  /** The answers-only round while its check runs, then the one handed over (if any). */
+  let round: Awaited<ReturnType<typeof answerPhase>> | null = null;
   try {
     const main = layoutsOf(batches(samples.length, Math.min(settings.batchSize, samples.length), request.runSeed, (i) => [samples[i]]), Infinity);
     // The format is checked on the weights the warm start would hand over, after the answers-only
@@ -270,29 +270,28 @@ export async function warmStart<O extends Record<string, unknown>>(request: Warm
       const last = lmSteps >= settings.maxSteps;
       const withAnswers = lmSteps > 0 && decisions.length > 0;
       if (withAnswers && !first && !last && !formatLearned(await check(lmSteps, trainer.params), settings.targetInvalidRate)) continue;
-      const phase = withAnswers ? await answerPhase(tree.ref(trainer.params), lmSteps + 1) : null;
-      round = phase?.trainer ?? null;
-      if (phase) answerRounds++;
-      reached = formatLearned(await check(lmSteps + (phase?.steps ?? 0), (round ?? trainer).params), settings.targetInvalidRate);
+      round = withAnswers ? await answerPhase(tree.ref(trainer.params), lmSteps + 1) : null;
+      if (round) answerRounds++;
+      reached = formatLearned(await check(lmSteps + (round?.steps ?? 0), (round?.trainer ?? trainer).params), settings.targetInvalidRate);
       if (reached || last || (withAnswers && !first)) {
-        if (phase) {
-          losses.push(...phase.losses);
-          answerSteps = phase.steps;
+        if (round) {
+          losses.push(...round.losses);
+          answerSteps = round.steps;
         }
         break;
       }
-      round?.dispose();
+      round?.trainer.dispose();
       round = null;
     }
   } catch (error) {
     trainer.dispose();
-    round?.dispose();
+    round?.trainer.dispose();
     throw error;
   }
   let params: Params;
   if (round) {
     trainer.dispose();
-    params = round.release();
+    params = round.trainer.release();
   } else params = trainer.release();
   policy.updateWeights(params, 0);
   const { episodeCalls: _calls, languageModel: _languageModel, ...demoStats } = demos;
