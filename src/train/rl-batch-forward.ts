@@ -102,8 +102,9 @@ export function rlLogprobs(
   cfg: ModelConfig,
   params: Params,
   batch: Pick<RlTensors, 'tokens' | 'targets' | 'cos' | 'sin' | 'attnMask' | 'prefix'>,
-  options: { entropy?: boolean } = {},
+  options: { entropy?: boolean; materializeHeads?: boolean } = {},
 ): { logprobs: Tensor; entropy?: Tensor } {
+  const layerOptions = { materializeHeads: options.materializeHeads };
   const B = batch.tokens.shape[0];
   const embed = params['model.embed_tokens.weight'];
   const past: { k: Tensor; v: Tensor }[] = [];
@@ -112,7 +113,7 @@ export function rlLogprobs(
     let x = embedTokens(embed.ref, tokens);
     for (let i = 0; i < cfg.numLayers; i++) {
       const last = i === cfg.numLayers - 1;
-      const out = decoderLayer(cfg, refLayer(layerParams(params, i)), x, { cos: last ? cos : cos.ref, sin: last ? sin : sin.ref }, last ? attnMask : attnMask.ref);
+      const out = decoderLayer(cfg, refLayer(layerParams(params, i)), x, { cos: last ? cos : cos.ref, sin: last ? sin : sin.ref }, last ? attnMask : attnMask.ref, undefined, layerOptions);
       x = out.x;
       const [, Hkv, P, hd] = out.k.shape;
       past.push({ k: np.broadcastTo(out.k, [B, Hkv, P, hd]), v: np.broadcastTo(out.v, [B, Hkv, P, hd]) });
@@ -123,7 +124,7 @@ export function rlLogprobs(
   for (let i = 0; i < cfg.numLayers; i++) {
     const last = i === cfg.numLayers - 1;
     const rope = last ? { cos: batch.cos, sin: batch.sin } : { cos: batch.cos.ref, sin: batch.sin.ref };
-    const out = decoderLayer(cfg, layerParams(params, i), x, rope, last ? batch.attnMask : batch.attnMask.ref, past[i]);
+    const out = decoderLayer(cfg, layerParams(params, i), x, rope, last ? batch.attnMask : batch.attnMask.ref, past[i], layerOptions);
     out.k.dispose();
     out.v.dispose();
     x = out.x;

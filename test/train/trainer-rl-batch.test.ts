@@ -11,7 +11,7 @@ import { buildTokenBatch } from '../../src/model/token-batch.ts';
 import { buildRlLayouts, LayoutShapes, sampleTargetValues, sharedPrefixLength, type LayoutSample } from '../../src/train/rl-batch.ts';
 import { rlLogprobs, rlTensors } from '../../src/train/rl-batch-forward.ts';
 import { parseLossConfig } from '../../src/train/loss-config.ts';
-import { rlLoss } from '../../src/train/trainer-loss.ts';
+import { frozenLogprobs, logprobsOnLayout, rlLoss } from '../../src/train/trainer-loss.ts';
 import { maxAbsDiff, randomHostParams, tinyConfig } from '../model/model-fixtures.ts';
 
 before(async () => {
@@ -155,6 +155,17 @@ test('shared-prefix logprobs and entropies equal the full-sequence forward', asy
     assert.ok(maxAbsDiff(lp.get(i)!, reference.logprobs[i]) < 1e-4, `logprobs of sample ${i}`);
     assert.ok(maxAbsDiff(ent.get(i)!, reference.entropy![i]) < 1e-4, `entropy of sample ${i}`);
   }
+  tree.dispose(params);
+});
+
+test('the frozen forward (jitted, merged heads materialised) equals the full-sequence forward', async () => {
+  const params = toParams(randomHostParams(cfg, 5));
+  const reference = await sequenceLogprobs(cfg, params, samples);
+  const [layout] = buildRlLayouts(samples, { rows: 4, lengthMultiple: 16, minLength: 16 });
+  const t = rlTensors(cfg, layout);
+  const lp = sampleTargetValues(layout, samples, await logprobsOnLayout(frozenLogprobs(cfg), params, t).data());
+  for (let i = 0; i < samples.length; i++) assert.ok(maxAbsDiff(lp.get(i)!, reference.logprobs[i]) < 1e-4, `logprobs of sample ${i}`);
+  tree.dispose(t);
   tree.dispose(params);
 });
 
