@@ -66,7 +66,7 @@ export type FrozenForward = (params: Params, b: LayoutInputs) => Tensor;
 
 /**
  * Logprobs [B, T] of frozen weights (the reference, π_old) on a layout, jitted, no gradient. The
- * merged heads are materialised (decoderLayer's materializeHeads: ~40 % of this forward's time).
+ * merged heads are materialised (decoderLayer's materializeHeads: it cuts this forward's time ~3×).
  */
 export function frozenLogprobs(cfg: ModelConfig): FrozenForward {
   return jit((params: Params, b: LayoutInputs) => rlLogprobs(cfg, params, b, { materializeHeads: true }).logprobs) as unknown as FrozenForward;
