@@ -10,7 +10,7 @@
  */
 import type { ModelConfig } from './config.ts';
 import { nn, np, type Tensor } from './engine.ts';
-import { linear, mergeHeads, rmsNorm, splitHeads } from './layers.ts';
+import { linear, materialize, mergeHeads, rmsNorm, splitHeads } from './layers.ts';
 import { applyRope, type RopeTables } from './rope.ts';
 import type { FusedLayer } from './sampler-weights.ts';
 
@@ -116,15 +116,6 @@ export function prefillLayer(
   return { x: finishLayer(cfg, lp, x, attn), k, v };
 }
 
-/**
- * The value computed once into a buffer: passed through a (size-1) reduction, which the jit always
- * materialises. Fed straight into a broadcasting where(), an expression (projection slice, q/k
- * norm, RoPE) would be fused into it and recomputed for every slot of the block (4x slower at K = 64).
- */
-function materialize(x: Tensor): Tensor {
-  return np.expandDims(x, -1).sum(-1);
-}
-
 /** block [B, Hkv, K, hd] with slot s (one-hot [1, 1, K, 1]) replaced by value [B, Hkv, 1, hd]. Consumes all three. */
 function writeSlot(block: Tensor, value: Tensor, slot: Tensor): Tensor {
   return np.where(slot.greater(0.5), value, block);
@@ -148,6 +139,8 @@ export function decodeLayer(
 ): { x: Tensor; open: KvBlock } {
   const { q, k, v } = qkvHeads(cfg, lp, rmsNorm(x.ref, lp.inputNorm, cfg.rmsNormEps), rope);
   // v is a plain slice of the projection (cheap to re-read per slot); k carries its norm and RoPE.
+  // k computed once (materialize): fed straight into writeSlot's broadcasting where(), its projection
+  // slice, q/k norm and RoPE would be recomputed for every slot of the block (4x slower at K = 64).
   const written = { k: writeSlot(open.k, materialize(k), slot.ref), v: writeSlot(open.v, v, slot.ref) };
   const attn = mergeHeads(blockAttention(q, [...closed, { k: written.k.ref, v: written.v.ref }], mask));
   return { x: finishLayer(cfg, lp, x, attn), open: written };

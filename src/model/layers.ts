@@ -28,9 +28,12 @@ export function gradBarrier(x: Tensor): Tensor {
   return np.broadcastTo(x, [1, ...shape]).reshape(shape);
 }
 
-/** Identity that jit computes into its own buffer (a reduce over a size-1 axis is never fused away). */
+/**
+ * Identity that jit computes into its own buffer: a reduce over a size-1 axis is never fused away,
+ * so an expression feeding a matmul or a broadcasting where() is not recomputed inside it.
+ */
 export function materialize(x: Tensor): Tensor {
-  return np.expandDims(x, 0).sum(0);
+  return np.expandDims(x, -1).sum(-1);
 }
 
 /**
