@@ -27,7 +27,8 @@ export const multiTurnTrainPreset: Record<string, unknown> = {
   batchSeeds: 4,
   update: { rowLength: null },
   rollout: { maxBatchRows: 64 },
-  loss: { klMax: 10 },
+  // β held constant, as these envs were measured (the default's anneal to 0 was measured on Blackjack only).
+  loss: { klMax: 10, klBetaEndRatio: 1 },
 };
 
 /**
@@ -54,7 +55,7 @@ export const nimTrainPreset: Record<string, unknown> = {
   groupSize: 8,
   batchSeeds: 8,
   update: { rowLength: null },
-  loss: { klMax: 10, klBeta: 0.05 },
+  loss: { klMax: 10, klBeta: 0.05, klBetaEndRatio: 1 },
   samples: { invalidAnswers: 'penalize' },
 };
 

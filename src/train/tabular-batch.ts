@@ -21,6 +21,10 @@ export type TabularBatchTensors = {
   samplingLogprobs: Tensor; // [B, 1]
   advantages: Tensor; // [B, 1]
   mask: Tensor; // [B, 1]
+  /** log π_ref(a | s) of the frozen reference table, present when the loss has a KL term. */
+  refLogprobs?: Tensor; // [B, 1]
+  /** β of this step (a schedule), a scalar input so jit does not recompile. */
+  klBeta?: Tensor;
 };
 
 /**
@@ -61,7 +65,15 @@ export function paddedRows(count: number, multiple: number): number {
   return Math.max(multiple, Math.ceil(count / multiple) * multiple);
 }
 
-export function tabularBatchTensors(d: TabularDecisions, rows: number): TabularBatchTensors {
+/**
+ * `reference`: the frozen reference table's log-probabilities [states × actions], row-major, when the
+ * loss has a KL term; each row then carries log π_ref of its own state and action.
+ */
+export function tabularBatchTensors(
+  d: TabularDecisions,
+  rows: number,
+  reference?: { logprobs: Float32Array; actions: number; klBeta: number },
+): TabularBatchTensors {
   const n = d.states.length;
   if (rows < n) throw new Error(`tabular batch: ${n} decisions do not fit in ${rows} rows`);
   const ints = (values: number[]): Int32Array => {
@@ -81,5 +93,11 @@ export function tabularBatchTensors(d: TabularDecisions, rows: number): TabularB
     samplingLogprobs: np.array(floats(d.samplingLogprobs)).reshape([rows, 1]),
     advantages: np.array(floats(d.advantages)).reshape([rows, 1]),
     mask: np.array(mask).reshape([rows, 1]),
+    ...(reference
+      ? {
+          refLogprobs: np.array(floats(d.states.map((s, i) => reference.logprobs[s * reference.actions + d.actions[i]]))).reshape([rows, 1]),
+          klBeta: np.array(reference.klBeta),
+        }
+      : {}),
   };
 }

@@ -40,6 +40,8 @@ export const tabularTrainConfigSchema = z.strictObject({
   concurrency: z.number().int().min(1).default(64),
   advantage: advantageConfigSchema.prefault({ estimator: 'grpo' }),
   loss: lossConfigSchema.prefault({}),
+  /** β at the last batch as a share of loss.klBeta, linear from the first (as the LLM trainer's `loss.klBetaEndRatio`). */
+  klBetaEndRatio: z.number().min(0).max(1).default(1),
   optimizer: adamwConfigSchema.prefault({ lr: 0.1 }),
 });
 export type TabularTrainConfig = z.input<typeof tabularTrainConfigSchema>;
@@ -82,6 +84,18 @@ const SEEDS_PER_RUN = 1_000_000_000;
 /** Batches are padded to a multiple of this many rows, so a run compiles a handful of shapes. */
 const ROW_MULTIPLE = 128;
 
+/** Row-wise log-softmax of a row-major [rows × width] table. */
+function logSoftmaxRows(logits: Float32Array, width: number): Float32Array {
+  const out = new Float32Array(logits.length);
+  for (let r = 0; r < logits.length; r += width) {
+    const row = logits.subarray(r, r + width);
+    const max = Math.max(...row);
+    const logSum = max + Math.log(row.reduce((sum, x) => sum + Math.exp(x - max), 0));
+    for (let j = 0; j < width; j++) out[r + j] = row[j] - logSum;
+  }
+  return out;
+}
+
 /** The loss of a table [states, actions] on a batch: log π(a | s) by one-hot gathers, then policyLoss. */
 function tableLoss(space: TabularSpace, settings: TabularTrainSettings['loss']) {
   const states = space.stateKeys.length;
@@ -93,7 +107,7 @@ function tableLoss(space: TabularSpace, settings: TabularTrainSettings['loss']) 
     const newLogprobs = rows.ref.mul(nn.oneHot(b.actions, actions)).sum(-1, { keepdims: true }); // [B, 1]
     const entropy = np.exp(rows.ref).mul(rows).sum(-1, { keepdims: true }).neg(); // H = −Σ p log p
     return policyLoss(
-      { newLogprobs, samplingLogprobs: b.samplingLogprobs, advantages: b.advantages, mask: b.mask, entropy },
+      { newLogprobs, samplingLogprobs: b.samplingLogprobs, advantages: b.advantages, mask: b.mask, entropy, refLogprobs: b.refLogprobs, klBeta: b.klBeta },
       loss,
     );
   };
@@ -114,6 +128,10 @@ export async function trainTabular<O extends Record<string, unknown>>(
   const policy = new TabularPolicy(space, { name: 'tabular' });
   const shape = [space.stateKeys.length, space.actions.length];
   const trainer = new ParamTrainer<TabularBatchTensors>({ logits: np.zeros(shape) }, tableLoss(space, c.loss), c.optimizer);
+  // The KL's reference is the table RL starts from (uniform), as the LLM's is its warm start.
+  const referenceLogprobs = c.loss.klBeta > 0 ? logSoftmaxRows(policy.logits(), space.actions.length) : null;
+  const batches = Math.ceil(c.maxEpisodes / (c.groupsPerBatch * c.groupSize));
+  const klBetaOf = (batch: number) => c.loss.klBeta * (1 + (c.klBetaEndRatio - 1) * (batches <= 1 ? 0 : Math.min(1, batch / (batches - 1))));
 
   const history: TabularEvalPoint[] = [];
   let episodes = 0;
@@ -141,6 +159,7 @@ export async function trainTabular<O extends Record<string, unknown>>(
     let nextEval = c.evalEvery;
     let point = evaluate();
     while (episodes < c.maxEpisodes && !reached(point)) {
+      const batch = Math.round(episodes / (c.groupsPerBatch * c.groupSize));
       const groups = Math.min(c.groupsPerBatch, Math.ceil((c.maxEpisodes - episodes) / c.groupSize));
       const t0 = performance.now();
       const rollout = await runRollouts({
@@ -164,7 +183,8 @@ export async function trainTabular<O extends Record<string, unknown>>(
       if (decisions.states.length > 0) {
         const rows = paddedRows(decisions.states.length, ROW_MULTIPLE);
         for (let u = 0; u < c.updatesPerBatch; u++) {
-          const result = await trainer.step(tabularBatchTensors(decisions, rows));
+          const reference = referenceLogprobs && { logprobs: referenceLogprobs, actions: space.actions.length, klBeta: klBetaOf(batch) };
+          const result = await trainer.step(tabularBatchTensors(decisions, rows, reference ?? undefined));
           steps++;
           lastMetrics = { ...result.metrics, loss: result.loss, gradNorm: result.gradNorm };
           policy.setLogits(await trainer.params.logits.ref.data(), steps);

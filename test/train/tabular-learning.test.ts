@@ -44,9 +44,27 @@ test('tabular learner: several updates per batch move the ratio off 1 and the cl
   assert.ok(m.clipFracLow + m.clipFracHigh > 0, `clip fractions ${m.clipFracLow}, ${m.clipFracHigh}`);
 });
 
+test('tabular learner: the KL to the starting (uniform) table holds the policy back, and its schedule ends at klBeta × klBetaEndRatio', async () => {
+  const run = (config: object) =>
+    trainTabular(blackjackSpec, options, blackjackSpace(), { maxEpisodes: 8_192, evalEvery: 8_192, groupsPerBatch: 64, seed: 2, ...config });
+  const free = await run({});
+  const held = await run({ loss: { klBeta: 1 } });
+  const annealed = await run({ loss: { klBeta: 1 }, klBetaEndRatio: 0 });
+  const entropyOf = (r: typeof free) => r.lastMetrics.entropy;
+  assert.equal(free.lastMetrics.refKl, undefined, 'no reference without a KL');
+  assert.ok(held.lastMetrics.refKl > 0 && held.lastMetrics.klLoss > 0, `KL ${held.lastMetrics.refKl}, loss ${held.lastMetrics.klLoss}`);
+  assert.ok(entropyOf(held) > entropyOf(free) + 0.05, `entropy with the KL ${entropyOf(held)}, without ${entropyOf(free)}`);
+  // Annealed to 0: the last batch's KL term weighs nothing, though the policy has left the reference.
+  assert.ok(annealed.lastMetrics.refKl > 0);
+  assert.equal(annealed.lastMetrics.klLoss, 0);
+  const last = (r: typeof free) => r.history[r.history.length - 1].stochasticReturn;
+  assert.ok(last(held) < last(free), `stochastic return with the KL ${last(held)}, without ${last(free)}`);
+});
+
 test('tabular config: a bad field is a UsageError naming it', () => {
   assert.throws(() => parseTabularTrainConfig({ groupSize: 0 }), /tabular\.groupSize/);
   assert.throws(() => parseTabularTrainConfig({ loss: { clipHigh: -1 } }), /tabular\.loss\.clipHigh/);
   assert.throws(() => parseTabularTrainConfig({ loss: { lengthNorm: 'dr_grpo' } }), /tabular\.loss\.maxCompletionTokens/);
   assert.throws(() => parseTabularTrainConfig({ optimizer: { lr: -1 } }), /tabular\.optimizer\.lr/);
+  assert.throws(() => parseTabularTrainConfig({ klBetaEndRatio: 2 }), /tabular\.klBetaEndRatio/);
 });

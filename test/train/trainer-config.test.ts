@@ -87,8 +87,10 @@ test('β schedule: linear from klBeta at step 1 to klBeta × klBetaEndRatio at t
   assert.deepEqual([1, 2, 3, 4, 5].map((s) => Number(klBetaAt(annealed.loss, s, annealed.steps).toFixed(6))), [2, 1.6, 1.2, 0.8, 0.4]);
   const tenth = parseTrainConfig({ steps: 11, loss: { klBetaEndRatio: 0.1 } });
   assert.deepEqual([1, 6, 11].map((s) => Number(klBetaAt(tenth.loss, s, tenth.steps).toFixed(6))), [1, 0.55, 0.1]);
-  // The default is constant; β 0 stays off.
-  const constant = parseTrainConfig({ steps: 5 });
+  // The default anneals 1 → 0; a ratio of 1 keeps β constant; β 0 stays off.
+  const byDefault = parseTrainConfig({ steps: 5 });
+  assert.deepEqual([1, 3, 5].map((s) => klBetaAt(byDefault.loss, s, byDefault.steps)), [1, 0.5, 0]);
+  const constant = parseTrainConfig({ steps: 5, loss: { klBetaEndRatio: 1 } });
   assert.deepEqual([1, 3, 5].map((s) => klBetaAt(constant.loss, s, constant.steps)), [1, 1, 1]);
   const off = parseTrainConfig({ steps: 5, loss: { klBeta: 0 } });
   assert.deepEqual([1, 5].map((s) => klBetaAt(off.loss, s, off.steps)), [0, 0]);
@@ -146,6 +148,8 @@ test('built-in presets are valid configs; every env but Blackjack measures its r
     assert.equal(c.loss.klMax, spec.name === 'blackjack' ? null : 10, spec.name);
     // Nim weighs its KL at 0.05 (at β 1 RL did not move its greedy answers in 78 steps); the others keep β 1.
     assert.equal(c.loss.klBeta, spec.name === 'nim' ? 0.05 : 1, `${spec.name}: the KL's weight`);
+    // Blackjack anneals β to 0 (the default); the others keep it constant, as they were measured.
+    assert.equal(c.loss.klBetaEndRatio, spec.name === 'blackjack' ? 0 : 1, `${spec.name}: the KL's schedule`);
     if (spec.name === 'nim') assert.deepEqual([c.samples.invalidAnswers, c.loss.klMax, c.loss.klBeta], ['penalize', 10, 0.05]);
     // Dense envs compare each decision's 8 answers by their exact values, in 4 accumulated updates.
     const dense = ['bandit', 'kelly', 'newsvendor', 'hmm'].includes(spec.name);
