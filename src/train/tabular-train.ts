@@ -41,7 +41,7 @@ export const tabularTrainConfigSchema = z.strictObject({
   advantage: advantageConfigSchema.prefault({ estimator: 'grpo' }),
   loss: lossConfigSchema.prefault({}),
   /** β at the last batch as a share of loss.klBeta, linear from the first (as the LLM trainer's `loss.klBetaEndRatio`). */
-  klBetaEndRatio: z.number().min(0).max(1).default(1),
+  klBetaEndRatio: z.number().min(0, 'must be ≥ 0').max(1, 'must be ≤ 1').default(1),
   optimizer: adamwConfigSchema.prefault({ lr: 0.1 }),
 });
 export type TabularTrainConfig = z.input<typeof tabularTrainConfigSchema>;
@@ -157,9 +157,9 @@ export async function trainTabular<O extends Record<string, unknown>>(
 
   try {
     let nextEval = c.evalEvery;
+    let batch = 0; // rollout batches trained so far (the β schedule's clock)
     let point = evaluate();
     while (episodes < c.maxEpisodes && !reached(point)) {
-      const batch = Math.round(episodes / (c.groupsPerBatch * c.groupSize));
       const groups = Math.min(c.groupsPerBatch, Math.ceil((c.maxEpisodes - episodes) / c.groupSize));
       const t0 = performance.now();
       const rollout = await runRollouts({
@@ -190,6 +190,7 @@ export async function trainTabular<O extends Record<string, unknown>>(
           policy.setLogits(await trainer.params.logits.ref.data(), steps);
         }
       }
+      batch++;
       trainMs += performance.now() - t1;
       if (episodes >= nextEval || episodes >= c.maxEpisodes) {
         point = evaluate();
