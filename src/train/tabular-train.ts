@@ -18,6 +18,7 @@ import type { Params } from '../model/params.ts';
 import { runRollouts } from '../rollout/rollouts.ts';
 import { adamwConfigSchema } from '../model/adamw.ts';
 import { lossConfigSchema, parseLossConfig } from './loss-config.ts';
+import { klBetaAt } from './train-config.ts';
 import { policyLoss } from './loss-rl.ts';
 import { TabularPolicy } from './tabular.ts';
 import { paddedRows, tabularBatchTensors, tabularDecisions, type TabularBatchTensors } from './tabular-batch.ts';
@@ -131,7 +132,7 @@ export async function trainTabular<O extends Record<string, unknown>>(
   // The KL's reference is the table RL starts from (uniform), as the LLM's is its warm start.
   const referenceLogprobs = c.loss.klBeta > 0 ? logSoftmaxRows(policy.logits(), space.actions.length) : null;
   const batches = Math.ceil(c.maxEpisodes / (c.groupsPerBatch * c.groupSize));
-  const klBetaOf = (batch: number) => c.loss.klBeta * (1 + (c.klBetaEndRatio - 1) * (batches <= 1 ? 0 : Math.min(1, batch / (batches - 1))));
+  const klBetaOf = (batch: number) => klBetaAt({ klBeta: c.loss.klBeta, klBetaEndRatio: c.klBetaEndRatio }, batch + 1, batches);
 
   const history: TabularEvalPoint[] = [];
   let episodes = 0;

@@ -140,8 +140,9 @@ export const trainConfigSchema = z.strictObject({
        * (bench/tabular-blackjack.ts, the same rollouts, advantages, loss and AdamW on a 280-state
        * table, 64,000 episodes, seeds 0–2) hands over a greedy table at −0.135 / −0.110 / −0.114 with
        * β 1 throughout, −0.069 / −0.075 / −0.075 with β 1 annealed to 0 and −0.055 without a KL. On
-       * the default model (seed 1, 250 steps): constant β 1 −0.0736, annealed to 0 −0.0634 (0.3
-       * annealed to 0: −0.0619). The early KL is what keeps the answer's shared bias from drifting to
+       * the default model (250 steps, seeds 0–3) constant β 1 handed over −0.0815 / −0.0736 / −0.0700 /
+       * −0.0716, annealed to 0 −0.0679 / −0.0634 / −0.0790 / −0.0740: mixed, mean −0.0711 against
+       * −0.0742 (seed 1 with 0.3 annealed to 0: −0.0619). The early KL is what keeps the answer's shared bias from drifting to
        * stick before the model reads the state (klBeta above); the policy RL hands over is the weight
        * average, taken while β is low.
        */
@@ -333,7 +334,7 @@ export function resetsReferenceAfter(loss: TrainSettings['loss'], step: number, 
 }
 
 /** β of an RL step (1-based) under the run's schedule. */
-export function klBetaAt(loss: TrainSettings['loss'], step: number, steps: number): number {
+export function klBetaAt(loss: Pick<TrainSettings['loss'], 'klBeta' | 'klBetaEndRatio'>, step: number, steps: number): number {
   const t = steps <= 1 ? 0 : Math.min(1, Math.max(0, (step - 1) / (steps - 1)));
   return loss.klBeta * (1 + (loss.klBetaEndRatio - 1) * t);
 }
