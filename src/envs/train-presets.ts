@@ -40,7 +40,7 @@ export const multiTurnTrainPreset: Record<string, unknown> = {
  * cores): the defaults diverged in 5 steps (KL to the warm start 0.004 → 1.0, gradient norm 1.3 →
  * 579); with `loss.klMax` 10 the gradient stayed below 5 but the greedy policy collapsed into
  * illegal answers (step 20: 59.5 % invalid, 1 % wins); with klMax 10 and every refused answer
- * trained at advantage −1 (`samples.invalidAnswers` 'penalize') the greedy policy at step 40 won
+ * trained at advantage −1 (`samples.invalidAnswers` 'penalize', now every env's default) the greedy policy at step 40 won
  * 46.5 % with 1.5 % invalid (warm start: 41 %, 9.7 %), at 60–90 s a step.
  * The KL's weight is 0.05: at β 1 the KL-regularised optimum is the warm start tilted by about
  * e^(A/β) per answer, and with advantages of unit spread that is too little to move a Nim answer.
@@ -56,7 +56,6 @@ export const nimTrainPreset: Record<string, unknown> = {
   batchSeeds: 8,
   update: { rowLength: null },
   loss: { klMax: 10, klBeta: 0.05, klBetaEndRatio: 1 },
-  samples: { invalidAnswers: 'penalize' },
 };
 
 /**
@@ -64,7 +63,7 @@ export const nimTrainPreset: Record<string, unknown> = {
  * exactly): each decision draws 8 answers from one prompt and trains them against each other by
  * their exact expected rewards (`advantage.estimator` 'dense'), free of the episode's luck, on 8
  * one-sample episodes a step (newsvendor, seed 1: 0.82 normalised after 30 steps where the
- * ten-turn preset's episode GRPO reached 0.22 after 60). Refused answers train at −1, also where all
+ * ten-turn preset's episode GRPO reached 0.22 after 60). Refused answers train at −1 (the default), also where all
  * 8 were refused (such a decision ties and would otherwise be dropped). A step's 300–640 answers
  * fill 20–35 updates of 2–4 rows; each is an Adam step of about lr whatever its gradient, and a
  * dense hmm run (seed 1) went from 0 % to 61 % refused answers over steps 6–9, as the warmup
@@ -93,7 +92,6 @@ export function denseTrainPreset(options: Record<string, unknown>): Record<strin
     batchSeeds: 8,
     episode: { decisionSamples: 8 },
     advantage: { estimator: 'dense' },
-    samples: { invalidAnswers: 'penalize' },
     update: { rowLength: null, accumulate: true, miniBatches: 4 },
   };
 }

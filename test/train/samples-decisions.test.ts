@@ -44,14 +44,15 @@ test('every scored sample of a decision is a sample of its own', () => {
   assert.equal(kept.stats.truncated.episode, 0);
 });
 
-test("invalidAnswers 'penalize': a refused answer trains with invalidPenalty, a legal one with its decision's advantage", () => {
+test("invalidAnswers 'penalize' (the default): a refused answer trains with invalidPenalty, a legal one with its decision's advantage", () => {
   const trajectories = [{ id: 't', status: 'completed', turns: [{ index: 0, calls: [] } as unknown as Turn] } as unknown as Trajectory];
   const ref = { trajectoryId: 't', turn: 0, call: 0, reward: 0 };
   const decisions = [
     { ...ref, sample: 0, completion: completion([1, 2]), advantage: 0.7, invalid: false },
     { ...ref, sample: 1, completion: completion([4]), advantage: 0, invalid: true },
   ];
-  const shared = buildDecisionSamples(trajectories, decisions);
+  assert.deepEqual(buildDecisionSamples(trajectories, decisions).samples.map((s) => s.advantages.slice(3)), [[0.7, 0.7], [-1]]);
+  const shared = buildDecisionSamples(trajectories, decisions, { invalidAnswers: 'share' });
   assert.deepEqual(shared.samples.map((s) => s.advantages.slice(3)), [[0.7, 0.7], [0]]);
   assert.equal(shared.stats.invalidPenalized, 0);
   const penalized = buildDecisionSamples(trajectories, decisions, { invalidAnswers: 'penalize', invalidPenalty: -0.5 });

@@ -11,14 +11,15 @@ const retried = () => {
 };
 const advantages = [{ trajectoryId: 'won', groupId: 'g1', turnAdvantages: [0.75, 0.75] }];
 
-test("invalidAnswers 'share' (the default): a refused answer takes its turn's advantage", () => {
-  const { samples, stats } = buildSamples([retried()], advantages);
+test("invalidAnswers 'share': a refused answer takes its turn's advantage", () => {
+  const { samples, stats } = buildSamples([retried()], advantages, { invalidAnswers: 'share' });
   assert.deepEqual(samples[0].lossMask, [0, 0, 1, 1, 0, 1, 1, 0, 1, 1]);
   assert.deepEqual(samples[0].advantages, [0, 0, 0.75, 0.75, 0, 0.75, 0.75, 0, 0.75, 0.75]);
   assert.equal(stats.invalidPenalized, 0);
 });
 
-test("invalidAnswers 'penalize': a refused answer is pushed down even in an episode that won", () => {
+test("invalidAnswers 'penalize' (the default): a refused answer is pushed down even in an episode that won", () => {
+  assert.deepEqual(buildSamples([retried()], advantages).samples[0].advantages, [0, 0, 0.75, 0.75, 0, -1, -1, 0, 0.75, 0.75]);
   const { samples, stats } = buildSamples([retried()], advantages, { invalidAnswers: 'penalize', invalidPenalty: -1.5 });
   assert.deepEqual(samples[0].advantages, [0, 0, 0.75, 0.75, 0, -1.5, -1.5, 0, 0.75, 0.75]);
   assert.deepEqual(samples[0].spans.map((s) => s.advantage), [0.75, -1.5, 0.75]);

@@ -150,7 +150,8 @@ test('built-in presets are valid configs; every env but Blackjack measures its r
     assert.equal(c.loss.klBeta, spec.name === 'nim' ? 0.05 : 1, `${spec.name}: the KL's weight`);
     // Blackjack anneals β to 0 (the default); the others keep it constant, as they were measured.
     assert.equal(c.loss.klBetaEndRatio, spec.name === 'blackjack' ? 0 : 1, `${spec.name}: the KL's schedule`);
-    if (spec.name === 'nim') assert.deepEqual([c.samples.invalidAnswers, c.loss.klMax, c.loss.klBeta], ['penalize', 10, 0.05]);
+    // Every env trains refused answers at the penalty, also in groups dropped for tying (a format collapse heals).
+    assert.equal(c.samples.invalidAnswers, 'penalize', spec.name);
     // Dense envs compare each decision's 8 answers by their exact values, in 4 accumulated updates.
     const dense = ['bandit', 'kelly', 'newsvendor', 'hmm'].includes(spec.name);
     assert.equal(c.advantage.estimator, dense ? 'dense' : 'grpo', spec.name);
