@@ -35,9 +35,9 @@ export const multiTurnTrainPreset: Record<string, unknown> = {
  * Nim: 2–6 moves of ~30 tokens an episode, ~300–400 tokens packed; a step plays 8 × 8 episodes
  * in updates of 5 rows × 352 tokens. Its warm start leaves many answers illegal (a count larger
  * than the heap: 44 % of the sampled answers, 9.7 % greedy; heaps=random, starts=winning,
- * opponent=random, seed 1), and a refused answer that is retried shares its episode's advantage,
- * so a win after illegal tries can teach them. Measured from that warm start (one thread, sharing the
- * cores): the defaults diverged in 5 steps (KL to the warm start 0.004 → 1.0, gradient norm 1.3 →
+ * opponent=random, seed 1), and under invalidAnswers 'share' a refused answer that is retried
+ * shares its episode's advantage, so a win after illegal tries can teach them. Measured from that warm start (one thread, sharing the
+ * cores): the defaults then ('share', no klMax) diverged in 5 steps (KL to the warm start 0.004 → 1.0, gradient norm 1.3 →
  * 579); with `loss.klMax` 10 the gradient stayed below 5 but the greedy policy collapsed into
  * illegal answers (step 20: 59.5 % invalid, 1 % wins); with klMax 10 and every refused answer
  * trained at advantage −1 (`samples.invalidAnswers` 'penalize', now every env's default) the greedy policy at step 40 won
