@@ -43,6 +43,8 @@ export const tabularTrainConfigSchema = z.strictObject({
   loss: lossConfigSchema.prefault({}),
   /** β at the last batch as a share of loss.klBeta, linear from the first (as the LLM trainer's `loss.klBetaEndRatio`). */
   klBetaEndRatio: z.number().min(0, 'must be ≥ 0').max(1, 'must be ≤ 1').default(1),
+  /** The share of the batches over which β reaches it (as the LLM trainer's `loss.klBetaAnnealShare`). */
+  klBetaAnnealShare: z.number().gt(0, 'must be > 0').max(1, 'must be ≤ 1').default(1),
   optimizer: adamwConfigSchema.prefault({ lr: 0.1 }),
 });
 export type TabularTrainConfig = z.input<typeof tabularTrainConfigSchema>;
@@ -132,7 +134,7 @@ export async function trainTabular<O extends Record<string, unknown>>(
   // The KL's reference is the table RL starts from (uniform), as the LLM's is its warm start.
   const referenceLogprobs = c.loss.klBeta > 0 ? logSoftmaxRows(policy.logits(), space.actions.length) : null;
   const batches = Math.ceil(c.maxEpisodes / (c.groupsPerBatch * c.groupSize));
-  const klBetaOf = (batch: number) => klBetaAt({ klBeta: c.loss.klBeta, klBetaEndRatio: c.klBetaEndRatio }, batch + 1, batches);
+  const klBetaOf = (batch: number) => klBetaAt({ klBeta: c.loss.klBeta, klBetaEndRatio: c.klBetaEndRatio, klBetaAnnealShare: c.klBetaAnnealShare }, batch + 1, batches);
 
   const history: TabularEvalPoint[] = [];
   let episodes = 0;

@@ -148,6 +148,11 @@ export const trainConfigSchema = z.strictObject({
        */
       klBetaEndRatio: z.number().min(0, 'must be ≥ 0').max(1, 'must be ≤ 1').default(0),
       /**
+       * The share of the RL steps over which β moves to klBeta × klBetaEndRatio, and stays there
+       * after (1, the default: the whole run).
+       */
+      klBetaAnnealShare: z.number().gt(0, 'must be > 0').max(1, 'must be ≤ 1').default(1),
+      /**
        * Every this many RL steps the KL's reference becomes the current RL weights (ProRL's reference
        * reset, Liu et al. 2025); null: the warm start throughout. With β·KL the policy settles near
        * π_ref·exp(A/β), so a fixed reference caps each state's logit gap at about ΔA/β; a reset lets
@@ -322,8 +327,10 @@ export function parseTrainConfig(config: unknown): TrainSettings {
 }
 
 /** The loss fields the loss itself reads (the schedule is the trainer's). */
-export function rlLossConfig(loss: TrainSettings['loss']): Omit<TrainSettings['loss'], 'klBetaEndRatio' | 'referenceResetEvery'> {
-  const { klBetaEndRatio: _ratio, referenceResetEvery: _reset, ...rest } = loss;
+export function rlLossConfig(
+  loss: TrainSettings['loss'],
+): Omit<TrainSettings['loss'], 'klBetaEndRatio' | 'klBetaAnnealShare' | 'referenceResetEvery'> {
+  const { klBetaEndRatio: _ratio, klBetaAnnealShare: _share, referenceResetEvery: _reset, ...rest } = loss;
   return rest;
 }
 
@@ -334,7 +341,11 @@ export function resetsReferenceAfter(loss: TrainSettings['loss'], step: number, 
 }
 
 /** β of an RL step (1-based) under the run's schedule. */
-export function klBetaAt(loss: Pick<TrainSettings['loss'], 'klBeta' | 'klBetaEndRatio'>, step: number, steps: number): number {
-  const t = steps <= 1 ? 0 : Math.min(1, Math.max(0, (step - 1) / (steps - 1)));
+export function klBetaAt(
+  loss: Pick<TrainSettings['loss'], 'klBeta' | 'klBetaEndRatio' | 'klBetaAnnealShare'>,
+  step: number,
+  steps: number,
+): number {
+  const t = steps <= 1 ? 0 : Math.min(1, Math.max(0, (step - 1) / ((steps - 1) * loss.klBetaAnnealShare)));
   return loss.klBeta * (1 + (loss.klBetaEndRatio - 1) * t);
 }

@@ -94,8 +94,16 @@ test('β schedule: linear from klBeta at step 1 to klBeta × klBetaEndRatio at t
   assert.deepEqual([1, 3, 5].map((s) => klBetaAt(constant.loss, s, constant.steps)), [1, 1, 1]);
   const off = parseTrainConfig({ steps: 5, loss: { klBeta: 0 } });
   assert.deepEqual([1, 5].map((s) => klBetaAt(off.loss, s, off.steps)), [0, 0]);
+  // klBetaAnnealShare ends the anneal early: β 1 → 0 over the first half of 9 steps, then 0.
+  const early = parseTrainConfig({ steps: 9, loss: { klBetaAnnealShare: 0.5 } });
+  assert.deepEqual([1, 2, 3, 4, 5, 6, 9].map((s) => klBetaAt(early.loss, s, early.steps)), [1, 0.75, 0.5, 0.25, 0, 0, 0]);
+  const heldAtTenth = parseTrainConfig({ steps: 5, loss: { klBetaEndRatio: 0.1, klBetaAnnealShare: 0.25 } });
+  assert.deepEqual([1, 2, 5].map((s) => Number(klBetaAt(heldAtTenth.loss, s, heldAtTenth.steps).toFixed(6))), [1, 0.1, 0.1]);
+  assert.throws(() => parseTrainConfig({ loss: { klBetaAnnealShare: 0 } }), /train\.loss\.klBetaAnnealShare: must be > 0/);
+  assert.throws(() => parseTrainConfig({ loss: { klBetaAnnealShare: 1.5 } }), /train\.loss\.klBetaAnnealShare: must be ≤ 1/);
   // The loss itself never sees the schedule (its schema is strict).
   assert.equal('klBetaEndRatio' in rlLossConfig(annealed.loss), false);
+  assert.equal('klBetaAnnealShare' in rlLossConfig(annealed.loss), false);
 });
 
 test('report: reward by default, supervised with a weight ≥ 0; a bad field is named', () => {
