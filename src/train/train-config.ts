@@ -149,7 +149,11 @@ export const trainConfigSchema = z.strictObject({
       klBetaEndRatio: z.number().min(0, 'must be ≥ 0').max(1, 'must be ≤ 1').default(0),
       /**
        * The share of the RL steps over which β moves to klBeta × klBetaEndRatio, and stays there
-       * after (1, the default: the whole run).
+       * after (1, the default: the whole run). The tabular control at β 1 → 0 over the first 40 %
+       * hands over −0.056 / −0.059 / −0.060 (seeds 0–2, 64,000 episodes) against the full anneal's
+       * −0.069 / −0.075 / −0.075, but the default model does not take it: at 0.4, seed 3 turned to
+       * always-stick by step 80 (β 0.2; every group tied from step 115, nothing left to learn from,
+       * −0.1864) and seed 0 handed over −0.0816 (the full anneal: −0.0773, −0.0719).
        */
       klBetaAnnealShare: z.number().gt(0, 'must be > 0').max(1, 'must be ≤ 1').default(1),
       /**
