@@ -18,7 +18,7 @@ import type { Params } from '../model/params.ts';
 import { runRollouts } from '../rollout/rollouts.ts';
 import { adamwConfigSchema } from '../model/adamw.ts';
 import { lossConfigSchema, parseLossConfig } from './loss-config.ts';
-import { klBetaAt } from './train-config.ts';
+import { klBetaAnnealShareSchema, klBetaAt } from './train-config.ts';
 import { policyLoss } from './loss-rl.ts';
 import { TabularPolicy } from './tabular.ts';
 import { paddedRows, tabularBatchTensors, tabularDecisions, type TabularBatchTensors } from './tabular-batch.ts';
@@ -44,7 +44,7 @@ export const tabularTrainConfigSchema = z.strictObject({
   /** β at the last batch as a share of loss.klBeta, linear from the first (as the LLM trainer's `loss.klBetaEndRatio`). */
   klBetaEndRatio: z.number().min(0, 'must be ≥ 0').max(1, 'must be ≤ 1').default(1),
   /** The share of the batches over which β reaches it (as the LLM trainer's `loss.klBetaAnnealShare`). */
-  klBetaAnnealShare: z.number().gt(0, 'must be > 0').max(1, 'must be ≤ 1').default(1),
+  klBetaAnnealShare: klBetaAnnealShareSchema,
   optimizer: adamwConfigSchema.prefault({ lr: 0.1 }),
 });
 export type TabularTrainConfig = z.input<typeof tabularTrainConfigSchema>;
@@ -134,7 +134,7 @@ export async function trainTabular<O extends Record<string, unknown>>(
   // The KL's reference is the table RL starts from (uniform), as the LLM's is its warm start.
   const referenceLogprobs = c.loss.klBeta > 0 ? logSoftmaxRows(policy.logits(), space.actions.length) : null;
   const batches = Math.ceil(c.maxEpisodes / (c.groupsPerBatch * c.groupSize));
-  const klBetaOf = (batch: number) => klBetaAt({ klBeta: c.loss.klBeta, klBetaEndRatio: c.klBetaEndRatio, klBetaAnnealShare: c.klBetaAnnealShare }, batch + 1, batches);
+  const klBetaOf = (batch: number) => klBetaAt({ ...c, klBeta: c.loss.klBeta }, batch + 1, batches);
 
   const history: TabularEvalPoint[] = [];
   let episodes = 0;

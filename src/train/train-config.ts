@@ -70,6 +70,9 @@ export const warmStartSchema = z.strictObject({
   optimizer: optimizerSchema.prefault({ lr: 3e-3, warmupSteps: 10 }),
 });
 
+/** `loss.klBetaAnnealShare`, also the tabular control's. */
+export const klBetaAnnealShareSchema = z.number().gt(0, 'must be > 0').max(1, 'must be ≤ 1').default(1);
+
 export const trainConfigSchema = z.strictObject({
   /**
    * RL steps (one rollout batch each). 250: on Blackjack (seed 1, G 8 × 32, cosine decay) a run of
@@ -155,7 +158,7 @@ export const trainConfigSchema = z.strictObject({
        * always-stick by step 80 (β 0.2; every group tied from step 115, nothing left to learn from,
        * −0.1864) and seed 0 handed over −0.0816 (the full anneal: −0.0773, −0.0719).
        */
-      klBetaAnnealShare: z.number().gt(0, 'must be > 0').max(1, 'must be ≤ 1').default(1),
+      klBetaAnnealShare: klBetaAnnealShareSchema,
       /**
        * Every this many RL steps the KL's reference becomes the current RL weights (ProRL's reference
        * reset, Liu et al. 2025); null: the warm start throughout. With β·KL the policy settles near
