@@ -41,6 +41,16 @@ export function emptySampleStats(): SampleStats {
   };
 }
 
+export interface BuildSamplesOptions {
+  /**
+   * Trajectories of which only the refused answers are trained (under invalidAnswers 'penalize',
+   * at invalidPenalty; their other calls are not read): those of zero-variance groups the trainer
+   * drops, whose advantages are 0. Without them a policy whose answers all turned malformed (every
+   * group tied at the invalid outcome) has nothing left to train on and stays there.
+   */
+  refusedOnly?: ReadonlySet<string>;
+}
+
 /**
  * One sample list for the trajectories that have advantages, in the order of `advantages`
  * (trajectories without an entry, e.g. of dropped zero-variance groups, are not read). Throws when
@@ -50,6 +60,7 @@ export function buildSamples(
   trajectories: readonly Trajectory[],
   advantages: readonly TrajectoryAdvantages[],
   config: SamplesConfig = {},
+  options: BuildSamplesOptions = {},
 ): SampleBatch {
   const c = parseSamplesConfig(config);
   const byId = indexTrajectories(trajectories);
@@ -61,11 +72,14 @@ export function buildSamples(
     const trajectory = byId.get(entry.trajectoryId);
     if (!trajectory) throw new Error(`advantages.${i}.trajectoryId: no trajectory '${entry.trajectoryId}' was given`);
     checkTurnAdvantages(entry, trajectory, i);
+    const refusedOnly = options.refusedOnly?.has(trajectory.id) === true;
+    if (refusedOnly && (c.invalidAnswers !== 'penalize' || !trajectory.turns.some((t) => t.calls.some((call) => call.invalid === true)))) return;
     stats.trajectories++;
 
     const trainable: TrainableCall[] = [];
     trajectory.turns.forEach((turn, k) => {
       turn.calls.forEach(({ completion, invalid }, j) => {
+        if (refusedOnly && invalid !== true) return;
         const verdict = tallyCall(stats, completion, trajectory.status === 'truncated', c);
         if (!verdict) return;
         const invalidPenalized = !verdict.penalized && invalid === true && c.invalidAnswers === 'penalize';

@@ -13,6 +13,7 @@ import { computeAdvantages } from '../advantage/compute.ts';
 import { decisionAdvantages } from '../advantage/from-decisions.ts';
 import { scoredGroupsFromTrajectories } from '../advantage/from-trajectories.ts';
 import type { AdvantageStats } from '../advantage/normalize.ts';
+import { turnRewardsOf, type ScoredGroup, type TrajectoryAdvantages } from '../advantage/types.ts';
 import { Rng } from '../core/random.ts';
 import type { Trajectory } from '../core/trajectory.ts';
 import type { EnvSpec } from '../envs/env.ts';
@@ -61,6 +62,14 @@ export interface RlStepResult {
   episodes: number;
   /** The step's trajectories in (seed, sample) order. */
   trajectories: Trajectory[];
+}
+
+/** The trajectories of the groups `droppedIds` at advantage 0 (buildSamples trains only their refused answers). */
+function droppedGroupEntries(groups: readonly ScoredGroup[], droppedIds: readonly string[]): TrajectoryAdvantages[] {
+  const ids = new Set(droppedIds);
+  return groups
+    .filter((g) => ids.has(g.groupId))
+    .flatMap((g) => g.samples.map((s) => ({ trajectoryId: s.trajectoryId, groupId: g.groupId, turnAdvantages: turnRewardsOf(s).map(() => 0) })));
 }
 
 /** A sample's group (a dense decision, a GRPO group): its samples share a prompt, so a mini-batch keeps them together. */
@@ -131,12 +140,17 @@ export async function rlStep<O extends Record<string, unknown>>(ctx: RlStepConte
     const refused = settings.samples.invalidAnswers === 'penalize' ? decisions.droppedSamples.filter((s) => s.invalid) : [];
     batch = buildDecisionSamples(usable, [...decisions.samples, ...refused], { ...settings.samples, endOfTurnTokenIds: ctx.assets.stopTokenIds });
   } else {
-    const advantages = computeAdvantages(scoredGroupsFromTrajectories(usable), settings.advantage);
+    const groups = scoredGroupsFromTrajectories(usable);
+    const advantages = computeAdvantages(groups, settings.advantage);
     advantageStats = advantages.stats;
     // A packed conversation is cut where it would no longer fit a row behind the shared prefix.
     const prefix = ctx.shapes.prefixLength;
     const maxPackedTokens = settings.samples.maxPackedTokens ?? (Number.isFinite(prefix) ? prefix + ctx.shapes.length + 1 : null);
-    batch = buildSamples(usable, advantages.advantages, { ...settings.samples, maxPackedTokens, endOfTurnTokenIds: ctx.assets.stopTokenIds });
+    // As for dense decisions: the refused answers of the groups dropped for tying train at the penalty.
+    const dropped = droppedGroupEntries(groups, advantages.dropped);
+    batch = buildSamples(usable, [...advantages.advantages, ...dropped], { ...settings.samples, maxPackedTokens, endOfTurnTokenIds: ctx.assets.stopTokenIds }, {
+      refusedOnly: new Set(dropped.map((d) => d.trajectoryId)),
+    });
   }
   // Identical RL samples train once with their count as weight (exact); batch.stats keeps the counts before merging.
   const rl = settings.samples.mergeIdentical ? mergeIdenticalSamples(batch.samples) : { samples: batch.samples, merged: 0 };
