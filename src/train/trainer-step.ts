@@ -4,7 +4,9 @@
  * advantages (computeAdvantages; the episode's advantage goes to every decision it made) →
  * training samples (buildSamples: exactly the sampled ids, per turn, packed per conversation;
  * identical ones trained once with their count as weight, samples-merge.ts) → optimiser steps
- * (mini-batches, epochs) → the new weights are published to the policy. With `report.mode`
+ * (mini-batches, epochs) → the new weights are published to the policy. Groups that tie are dropped
+ * (advantage 0), but under samples.invalidAnswers 'penalize' their refused answers still train at
+ * the penalty, for episodes as for dense decisions. With `report.mode`
  * 'supervised', the oracle's report answers of every usable trajectory (not only the groups that
  * have advantages: a supervised target needs none) join the RL samples, trained by likelihood in
  * the same forward (report-sft-samples.ts, trainer-loss.ts).
