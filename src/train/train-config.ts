@@ -9,6 +9,7 @@ import { advantageConfigSchema } from '../advantage/compute.ts';
 import { UsageError } from '../core/errors.ts';
 import { describeZodError } from '../core/schemas.ts';
 import { adamwConfigSchema, parseAdamWConfig } from '../model/adamw.ts';
+import { formatAnchorSchema } from './format-anchor.ts';
 import { lossConfigSchema, parseLossConfig } from './loss-config.ts';
 import { samplesConfigSchema } from './samples-config.ts';
 
@@ -266,6 +267,13 @@ export const trainConfigSchema = z.strictObject({
       weight: z.number().min(0, 'must be ≥ 0').max(1000, 'must be ≤ 1000').default(1),
     })
     .prefault({}),
+  /**
+   * Supervised samples on the answer's format tokens (those every legal action's answer shares),
+   * added to a step whose rollouts answered illegally more often than `invalidRate`
+   * (format-anchor.ts): one update can make every answer malformed, after which no group has a
+   * reward difference to learn from. With report.mode 'supervised' they share report.weight.
+   */
+  formatAnchor: formatAnchorSchema.prefault({}),
   /** Trajectories stored per step (the first groups'); 0: none. */
   saveTrajectoriesPerStep: z.number().int().min(0).default(4),
 });

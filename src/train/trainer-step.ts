@@ -29,6 +29,7 @@ import { assertSomeFinished } from '../rollout/summary.ts';
 import type { ModelAssets } from './default-model.ts';
 import type { LayoutSample, LayoutShapes, RlLayout } from './rl-batch.ts';
 import { rlTensors } from './rl-batch-forward.ts';
+import type { FormatAnchor } from './format-anchor.ts';
 import { reportSftSamples } from './report-sft-samples.ts';
 import { buildSamples } from './samples.ts';
 import { buildDecisionSamples } from './samples-decisions.ts';
@@ -55,6 +56,8 @@ export interface RlStepContext<O extends Record<string, unknown>> {
   maxTurns: number;
   maxTokens: number;
   runId: string;
+  /** Adds format samples to a step whose answers turned illegal (format-anchor.ts). */
+  formatAnchor: FormatAnchor<O>;
   /** Counted over the step: samples left out for not fitting a row. */
   counts: { tooLong: number };
 }
@@ -157,7 +160,12 @@ export async function rlStep<O extends Record<string, unknown>>(ctx: RlStepConte
   // Identical RL samples train once with their count as weight (exact); batch.stats keeps the counts before merging.
   const rl = settings.samples.mergeIdentical ? mergeIdenticalSamples(batch.samples) : { samples: batch.samples, merged: 0 };
   const reportSft = settings.report.mode === 'supervised' ? reportSftSamples(usable, ctx.assets) : null;
-  const samples: LayoutSample[] = reportSft ? [...rl.samples, ...reportSft.samples] : rl.samples;
+  const supervised: LayoutSample[] = reportSft ? [...rl.samples, ...reportSft.samples] : rl.samples;
+  const anchored = ctx.formatAnchor.triggers(rollout.summary.invalidActionRate) ? await ctx.formatAnchor.samples(step) : [];
+  // Anchor decisions too long for a row behind the batch's shared prefix are left out (not counted as too long).
+  const fitting = anchored.length > 0 ? ctx.shapes.fittingTokens([...supervised, ...anchored]) : 0;
+  const anchor = anchored.filter((s) => s.tokens.length <= fitting);
+  const samples: LayoutSample[] = anchor.length > 0 ? [...supervised, ...anchor] : supervised;
   const t2 = performance.now();
 
   const klBeta = klBetaAt(settings.loss, step, settings.steps);
@@ -182,6 +190,7 @@ export async function rlStep<O extends Record<string, unknown>>(ctx: RlStepConte
     ...updateMetrics(updates, advantageStats, batch.stats, optimizerUpdates),
     'samples/too_long': ctx.counts.tooLong,
     'samples/merged': rl.merged,
+    'samples/format_anchor': anchor.length,
     ...(reportSft
       ? {
           'samples/report_sft': reportSft.stats.samples,

@@ -27,6 +27,7 @@ import { frozenLogprobs, rlLoss, type RlStepInputs } from './trainer-loss.ts';
 import { trainerPolicy } from './trainer-policy.ts';
 import { finiteMetrics } from './trainer-metrics.ts';
 import { TRAINER_STATE_FORMAT, type TrainerState, type WarmStartSummary } from './trainer-state.ts';
+import { FormatAnchor } from './format-anchor.ts';
 import { rlStep, type RlStepContext } from './trainer-step.ts';
 import { warmStart, type WarmStartCheck } from './warm-start.ts';
 import { reusedSummary, saveWarmStartRecord, type WarmStartSource } from './warm-start-reuse.ts';
@@ -250,7 +251,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
     // RL.
     const lossSettings = parseLossConfig(rlLossConfig(settings.loss), 'train.loss');
     const optimizer = resume?.optimizer ? AdamW.fromState(resume.optimizer) : settings.optimizer;
-    const trainer = new ParamTrainer<RlStepInputs>(params, rlLoss(assets.cfg, lossSettings, { sftWeight: settings.report.weight }), optimizer);
+    const trainer = new ParamTrainer<RlStepInputs>(params, rlLoss(assets.cfg, lossSettings, { sftWeight: settings.report.mode === 'supervised' ? settings.report.weight : 1 }), optimizer);
     let reference: RlStepContext<O>['reference'] = null;
     if (lossSettings.klBeta > 0) {
       const refParams = toParams(referenceHost ?? loadModelFolder(join(runDir, warm?.path ?? WARM_START_PATH)).params);
@@ -269,6 +270,15 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
       maxTurns,
       maxTokens,
       runId,
+      formatAnchor: new FormatAnchor({
+        spec,
+        options,
+        assets,
+        promptIds: (messages, tools) => policy.promptIds(messages, tools),
+        maxTurns,
+        runSeed: settings.seed,
+        settings: settings.formatAnchor,
+      }),
       counts: { tooLong: 0 },
     };
     emit({ type: 'phase', phase: 'rl', message: `RL: ${settings.steps} steps of ${settings.batchSeeds} seeds x ${settings.groupSize} samples; updates of ${shapes.rows} rows x ${shapes.length} tokens` });

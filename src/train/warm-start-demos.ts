@@ -75,6 +75,8 @@ export interface DemoRequest<O extends Record<string, unknown>> {
    * the outcome), so this teaches no strategy; it gives RL a model that can see the state.
    */
   languageModel: boolean;
+  /** Decisions with more legal actions than this demonstrate only the sampled one (default MAX_DEMONSTRATED_ACTIONS). */
+  maxOtherActions?: number;
 }
 
 /** Whether a call's sequence (prompt + completion) has at most `maxTokens` tokens. */
@@ -158,9 +160,9 @@ const sameValue = (a: unknown, b: unknown): boolean => canonicalJson(a) === cano
  * the call's action replaced (report answers, arguments no legal action has, kept). None when the
  * answer is not one call of a listed action, or the decision has too many actions.
  */
-export function otherAnswers(answer: Message, legal: readonly Action[]): Message[] {
+export function otherAnswers(answer: Message, legal: readonly Action[], maxActions = MAX_DEMONSTRATED_ACTIONS): Message[] {
   const call = answer.toolCalls?.length === 1 ? answer.toolCalls[0] : null;
-  if (!call || legal.length > MAX_DEMONSTRATED_ACTIONS) return [];
+  if (!call || legal.length > maxActions) return [];
   const chosen = legal.find((a) => a.name === call.name && Object.entries(a.arguments).every(([k, v]) => k in call.arguments && sameValue(call.arguments[k], v)));
   if (!chosen) return [];
   const extra = Object.fromEntries(Object.entries(call.arguments).filter(([k]) => !(k in chosen.arguments)));
@@ -195,7 +197,7 @@ export async function warmStartDemonstrations<O extends Record<string, unknown>>
         const completionOf = (message: Message) => assets.tokenizer.encode(assistantCompletionText(assets, call.messages, call.tools, message));
         const completionIds = completionOf(answer);
         const legal = random.legalActions.get(messagesKey(call.messages));
-        const otherMessages = legal ? otherAnswers(answer, legal) : [];
+        const otherMessages = legal ? otherAnswers(answer, legal, request.maxOtherActions) : [];
         others += otherMessages.length;
         episode.push({ promptIds, completionIds, ...(otherMessages.length > 0 ? { otherCompletionIds: once(() => otherMessages.map(completionOf)) } : {}) });
         maxCompletion = Math.max(maxCompletion, completionIds.length);
