@@ -12,7 +12,8 @@ import { openStore } from '../../src/store/open.ts';
 import { createDefaultModel } from '../../src/train/default-model.ts';
 import { FormatAnchor, formatAnchorSchema, sharedFormatMask } from '../../src/train/format-anchor.ts';
 import { parseTrainConfig } from '../../src/train/train-config.ts';
-import { trainRun } from '../../src/train/trainer.ts';
+import { trainRun, WARM_START_PATH } from '../../src/train/trainer.ts';
+import { loadWarmStartSource } from '../../src/train/warm-start-reuse.ts';
 import { tempDir } from '../fixtures/temp-dir.ts';
 import { newTrainRun, pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
 
@@ -68,31 +69,48 @@ test('the pool: each decision of random-policy episodes, its action-naming token
   }
 });
 
-test('a run: a step whose answers are mostly illegal trains the anchor by likelihood; a threshold of null never', async () => {
-  // A 2-step warm start leaves most answers illegal.
-  const config = tinyTrainConfig({ steps: 2, warmStart: { maxSteps: 2, minSteps: 2, answerSteps: 0, batchSize: 8, demoEpisodes: 20, checkEvery: 2, checkEpisodes: 4 } });
-  const runWith = async (formatAnchor: object) => {
-    const store = await openStore(join(tempDir('spindle-anchor-'), 'spindle.db'));
-    const runId = await newTrainRun(store);
-    const outcome = await trainRun({ spec: pickSpec, options: {}, settings: parseTrainConfig({ ...config, formatAnchor }), store, runId, resume: null });
-    try {
+test('a run whose answers all turned malformed: the anchor restores the format, RL alone does not', async () => {
+  // A warm start that learns the format (no invalid answer in its check), then one frame token broken
+  // as one update broke natural Blackjack's: `}}\n`'s embedding (tied to its output row) negated, so
+  // after the pick comes something else, every answer is refused and every group ties at −1.
+  const base = tinyTrainConfig({
+    steps: 0,
+    evalEvery: 1000,
+    warmStart: { maxSteps: 40, batchSize: 16, demoEpisodes: 60, checkEvery: 20, checkEpisodes: 16, optimizer: { lr: 2e-2, warmupSteps: 5 } },
+  });
+  const store = await openStore(join(tempDir('spindle-anchor-'), 'spindle.db'));
+  try {
+    const warm = await newTrainRun(store);
+    await (await trainRun({ spec: pickSpec, options: {}, settings: parseTrainConfig(base), store, runId: warm, resume: null })).policy.close();
+    const rlWith = async (formatAnchor: object) => {
+      const source = loadWarmStartSource(warm, join(store.runDir(warm), WARM_START_PATH), 'pick', {});
+      const [frame] = source.assets.tokenizer.encode('}}\n');
+      assert.equal(source.assets.tokenizer.decode([frame]), '}}\n', 'one token closes the call');
+      const embedding = source.params['model.embed_tokens.weight'];
+      const width = embedding.shape[1];
+      for (let j = 0; j < width; j++) embedding.data[frame * width + j] *= -1;
+      const runId = await newTrainRun(store);
+      const settings = parseTrainConfig({ ...base, steps: 36, formatAnchor });
+      await (await trainRun({ spec: pickSpec, options: {}, settings, store, runId, resume: null, warmStartFrom: source })).policy.close();
       const metrics = await store.getMetrics(runId);
       return (name: string) => metrics.filter((m) => m.name === name && m.step > 0).map((m) => m.value);
-    } finally {
-      await outcome.policy.close();
-      await store.close();
-    }
-  };
-  const on = await runWith({ invalidRate: 0.05, decisions: 6, episodes: 10 });
-  const invalid = on('actions/invalid_rate');
-  assert.equal(invalid.length, 2);
-  assert.deepEqual(on('samples/format_anchor'), invalid.map((r) => (r > 0.05 ? 6 : 0)));
-  assert.ok(invalid.some((r) => r > 0.05), `the tiny warm start answers illegally: ${invalid}`);
-  const loss = on('train/sft_loss');
-  assert.ok(loss.length > 0 && loss.every((v) => Number.isFinite(v) && v > 0), `the anchor's loss is logged: ${loss}`);
-  assert.ok(on('train/sft_tokens').every((v) => v > 0));
+    };
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
-  const off = await runWith({ invalidRate: null });
-  assert.deepEqual(off('samples/format_anchor'), [0, 0]);
-  assert.deepEqual(off('train/sft_loss'), []);
+    const off = await rlWith({ invalidRate: null });
+    assert.ok(off('actions/invalid_rate')[0] === 1, 'every answer of the broken model is refused');
+    assert.ok(mean(off('actions/invalid_rate').slice(-8)) > 0.9, `without the anchor the format stays broken: ${off('actions/invalid_rate')}`);
+    assert.ok(off('samples/invalid_penalized').every((n) => n > 0), 'the refused answers of tied groups were trained at the penalty all along');
+    assert.deepEqual(off('train/sft_loss'), []);
+
+    const on = await rlWith({ invalidRate: 0.1, decisions: 32, episodes: 20 });
+    const invalid = on('actions/invalid_rate');
+    assert.equal(invalid[0], 1);
+    assert.ok(mean(invalid.slice(-8)) < 0.4, `the anchor restores the format: ${invalid}`);
+    assert.deepEqual(on('samples/format_anchor'), invalid.map((r) => (r > 0.1 ? 32 : 0)), 'only steps above the threshold add it');
+    const loss = on('train/sft_loss');
+    assert.ok(loss.length > 0 && loss.every((v) => Number.isFinite(v)) && loss.at(-1)! < loss[0] / 10, `its loss falls: ${loss}`);
+  } finally {
+    await store.close();
+  }
 });
