@@ -172,7 +172,9 @@ function progressPrinter(steps: number): (event: TrainEvent) => void {
         write(
           `step ${event.step}/${steps} reward ${fmt(m['reward/mean'], 3)} win ${pct(m['episodes/win_rate'])} KL ${fmt(kl === undefined ? undefined : Math.max(0, kl), 5)} ` +
             `rollout ${(m['throughput/rollout_tokens_per_s'] ?? 0).toFixed(0)} tok/s train ${(m['throughput/train_tokens_per_s'] ?? 0).toFixed(0)} tok/s ` +
-            `episodes ${event.episodes} ETA ${Math.round(eta)}s`,
+            `episodes ${event.episodes} ETA ${Math.round(eta)}s` +
+            // A step that answered illegally often enough to add the format anchor (format-anchor.ts) says so.
+            ((m['samples/format_anchor'] ?? 0) > 0 ? ` invalid ${pct(m['actions/invalid_rate'])}: format anchor` : ''),
           event.step === steps,
         );
         break;
