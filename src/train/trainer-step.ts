@@ -160,12 +160,12 @@ export async function rlStep<O extends Record<string, unknown>>(ctx: RlStepConte
   // Identical RL samples train once with their count as weight (exact); batch.stats keeps the counts before merging.
   const rl = settings.samples.mergeIdentical ? mergeIdenticalSamples(batch.samples) : { samples: batch.samples, merged: 0 };
   const reportSft = settings.report.mode === 'supervised' ? reportSftSamples(usable, ctx.assets) : null;
-  const supervised: LayoutSample[] = reportSft ? [...rl.samples, ...reportSft.samples] : rl.samples;
+  const rlAndReport: LayoutSample[] = reportSft ? [...rl.samples, ...reportSft.samples] : rl.samples;
   const anchored = ctx.formatAnchor.triggers(rollout.summary.invalidActionRate) ? await ctx.formatAnchor.samples(step) : [];
   // Anchor decisions too long for a row behind the batch's shared prefix are left out (not counted as too long).
-  const fitting = anchored.length > 0 ? ctx.shapes.fittingTokens([...supervised, ...anchored]) : 0;
+  const fitting = anchored.length > 0 ? ctx.shapes.fittingTokens([...rlAndReport, ...anchored]) : 0;
   const anchor = anchored.filter((s) => s.tokens.length <= fitting);
-  const samples: LayoutSample[] = anchor.length > 0 ? [...supervised, ...anchor] : supervised;
+  const samples: LayoutSample[] = anchor.length > 0 ? [...rlAndReport, ...anchor] : rlAndReport;
   const t2 = performance.now();
 
   const klBeta = klBetaAt(settings.loss, step, settings.steps);
