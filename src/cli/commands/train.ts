@@ -21,13 +21,14 @@ import { defaultDbPath } from '../../store/paths.ts';
 import type { Store } from '../../store/store.ts';
 import { loadTrainCheckpoint, type TrainCheckpoint } from '../../train/checkpoint-io.ts';
 import { applyFlagOverrides, mergeTrainConfig, parseTrainConfig, type TrainFlagOverrides, type TrainSettings } from '../../train/train-config.ts';
-import { trainRun, WARM_START_PATH, type TrainEvent } from '../../train/trainer.ts';
+import { trainRun, WARM_START_PATH } from '../../train/trainer.ts';
 import { loadWarmStartSource, type WarmStartSource } from '../../train/warm-start-reuse.ts';
 import { finalEvaluation, type FinalEval } from '../../train/trainer-final.ts';
 import { finalSummary } from '../../train/trainer-report-summary.ts';
 import { parseTrainerState, type TrainerState } from '../../train/trainer-state.ts';
-import { fmt, makeOutput, pct } from '../output.ts';
+import { makeOutput } from '../output.ts';
 import { startProgress, type Progress } from '../progress.ts';
+import { trainProgressPrinter } from '../train-progress.ts';
 
 export interface TrainFlags extends TrainFlagOverrides {
   env?: string;
@@ -121,68 +122,6 @@ function reusableWarmStart(runId: string, db: string | undefined, env: string, o
   return withStoredTrainRun('--warm-start', runId, db, async (store, run) => loadWarmStartSource(run.id, join(store.runDir(run.id), WARM_START_PATH), env, options));
 }
 
-/** The live line on stderr: one rewritten line on a terminal, a line every few seconds otherwise. */
-function progressPrinter(steps: number): (event: TrainEvent) => void {
-  const tty = process.stderr.isTTY === true;
-  let last = 0;
-  let firstStepAt: number | null = null;
-  let firstStep = 0;
-  const write = (text: string, force: boolean) => {
-    const now = Date.now();
-    if (tty) {
-      process.stderr.write(`\r\x1b[K${text}`);
-      if (force) process.stderr.write('\n');
-    } else if (force || now - last >= 2000) {
-      last = now;
-      process.stderr.write(`${text}\n`);
-    }
-  };
-  return (event) => {
-    switch (event.type) {
-      case 'phase':
-        write(`[${event.phase}] ${event.message}`, true);
-        break;
-      case 'warm-start-step':
-        write(`warm start step ${event.step}/${event.maxSteps} loss ${event.loss.toFixed(4)}`, false);
-        break;
-      case 'warm-start-check':
-        write(`warm start check at step ${event.check.step}: invalid answers ${pct(event.check.invalidRate)}, sampled return ${fmt(event.check.meanReturn, 3)}`, true);
-        break;
-      case 'eval':
-        write(
-          `eval at step ${event.step}: greedy return ${fmt(event.eval.meanReturn)} [${fmt(event.eval.ci95[0])}, ${fmt(event.eval.ci95[1])}]` +
-            `${event.eval.exactReturn === null ? '' : `, exact ${fmt(event.eval.exactReturn)}`}, win ${pct(event.eval.winRate)}, invalid ${pct(event.eval.invalidRate)}`,
-          true,
-        );
-        break;
-      case 'checkpoint':
-        break;
-      case 'step': {
-        const m = event.metrics;
-        const now = performance.now();
-        if (firstStepAt === null) {
-          firstStepAt = now;
-          firstStep = event.step - 1;
-        }
-        const done = event.step - firstStep;
-        const perStep = done > 0 ? (now - firstStepAt) / 1000 / done : 0;
-        const eta = (steps - event.step) * perStep;
-        // KL to the reference when the run has one, else between the sampler and the updated policy (k3, ≥ 0 up to rounding).
-        const kl = m['kl/reference'] ?? m['kl/policy'];
-        write(
-          `step ${event.step}/${steps} reward ${fmt(m['reward/mean'], 3)} win ${pct(m['episodes/win_rate'])} KL ${fmt(kl === undefined ? undefined : Math.max(0, kl), 5)} ` +
-            `rollout ${(m['throughput/rollout_tokens_per_s'] ?? 0).toFixed(0)} tok/s train ${(m['throughput/train_tokens_per_s'] ?? 0).toFixed(0)} tok/s ` +
-            `episodes ${event.episodes} ETA ${Math.round(eta)}s` +
-            // A step that answered illegally often enough to add the format anchor (format-anchor.ts) says so.
-            ((m['samples/format_anchor'] ?? 0) > 0 ? ` invalid ${pct(m['actions/invalid_rate'])}: format anchor` : ''),
-          event.step === steps,
-        );
-        break;
-      }
-    }
-  };
-}
-
 export async function trainCommand(flags: TrainFlags): Promise<void> {
   const out = makeOutput(!!flags.json);
   const started = performance.now();
@@ -210,7 +149,7 @@ export async function trainCommand(flags: TrainFlags): Promise<void> {
     await store.createRun(run);
     runId = run.id;
   }
-  const printer = progressPrinter(settings.steps);
+  const printer = trainProgressPrinter(settings.steps);
   try {
     const outcome = await trainRun({ spec, options, settings, store, runId, resume: resume?.checkpoint ?? null, warmStartFrom, onEvent: printer });
     let final: FinalEval;
