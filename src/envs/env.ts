@@ -120,6 +120,17 @@ export type ActionDistribution = { action: Action; p: number }[];
 /** A decision rule: what a policy does at a state. Exact evaluators enumerate states and ask it. */
 export type DecisionRule = (view: DecisionView) => ActionDistribution;
 
+/**
+ * A simple rule to compare a trained policy with (`--policy NAME`, and `spindle train`'s final
+ * evaluation): a deterministic choice from what the decision shows (DecisionView.state and its
+ * legal actions), never from hidden information, e.g. the newsvendor's order of the mean demand.
+ */
+export interface EnvBaseline {
+  /** One line: what the rule does. */
+  description: string;
+  choose(view: DecisionView): Action;
+}
+
 /** How an env is registered: its name, options schema and factory, and what it can compute exactly. */
 export interface EnvSpec<O extends Record<string, unknown> = Record<string, unknown>> {
   name: string;
@@ -133,6 +144,8 @@ export interface EnvSpec<O extends Record<string, unknown> = Record<string, unkn
   instructions(options: O): string;
   /** Reward functions over the turn text and the composite's weights (e.g. market's format and reasoning parts). */
   rewards?(options: O): RewardConfig;
+  /** Simple named rules beside `random` and `oracle` (lowercase names with - and digits). */
+  baselines?: Record<string, EnvBaseline>;
   /** Exact expected returns, where the env can compute them. */
   exact?: {
     optimalReturn?(options: O): number;

@@ -1,11 +1,12 @@
 /**
- * `--policy NAME` everywhere: the scripted baselines (`random`, `oracle`, `stick-at-N`, `always-stick`)
- * and prefixed forms that other modules register (`model:DIR`, `run:RUN[@STEP]`, `openai:MODEL`).
+ * `--policy NAME` everywhere: the scripted baselines (`random`, `oracle`, `stick-at-N`, `always-stick`,
+ * and the env's own rules, EnvSpec.baselines) and prefixed forms that other modules register
+ * (`model:DIR`, `run:RUN[@STEP]`, `openai:MODEL`).
  */
 import { UsageError } from '../core/errors.ts';
 import type { EnvSpec } from '../envs/env.ts';
 import type { Policy } from './policy.ts';
-import { alwaysStickPolicy, oraclePolicy, randomPolicy, stickAtPolicy } from './scripted.ts';
+import { alwaysStickPolicy, envBaselinePolicy, oraclePolicy, randomPolicy, stickAtPolicy } from './scripted.ts';
 
 /** The env a policy is resolved for: blackjack-only and oracle policies check they can play it. */
 export interface PolicyContext {
@@ -27,7 +28,7 @@ export type ResolverContext = Omit<PolicyContext, 'spec' | 'options'> & Partial<
 /** Builds the policy for `NAME` in `PREFIX:NAME`; throws a UsageError for a bad NAME. */
 export type PolicyResolver = (rest: string, context: ResolverContext) => Policy | Promise<Policy>;
 
-const BUILTIN_FORMS = ['random', 'oracle', 'stick-at-N (blackjack, N an integer 2..21)', 'always-stick (blackjack)'];
+const BUILTIN_FORMS = ['random', 'oracle', 'stick-at-N (blackjack, N an integer 2..21)', 'always-stick (blackjack)', "the env's own baselines (spindle envs)"];
 const resolvers = new Map<string, { form: string; resolve: PolicyResolver }>();
 
 /** Registers `PREFIX:...` policies; `form` is how the usage message shows it (e.g. `model:DIR`). */
@@ -60,6 +61,8 @@ export async function resolvePolicy(name: string, context: PolicyContext): Promi
     return resolver.resolve(name.slice(colon + 1), context);
   }
   if (name === 'random') return randomPolicy();
+  const baseline = Object.hasOwn(context.spec.baselines ?? {}, name) ? context.spec.baselines![name] : undefined;
+  if (baseline) return envBaselinePolicy(name, baseline);
   if (name === 'oracle') {
     const probe = context.spec.create(context.options);
     if (typeof probe.oracle !== 'function') throw new UsageError(`--policy oracle: env '${context.spec.name}' has no oracle`);

@@ -5,7 +5,7 @@
  */
 import type { Completion } from '../core/completion.ts';
 import { Rng } from '../core/random.ts';
-import type { Action, ActionDistribution, DecisionView } from '../envs/env.ts';
+import type { Action, ActionDistribution, DecisionView, EnvBaseline } from '../envs/env.ts';
 import type { Policy, PolicyRequest } from './policy.ts';
 import { oracleReportAnswers, randomReportAnswers, withReportAnswers } from './report-answers.ts';
 
@@ -118,4 +118,17 @@ export function stickAtPolicy(threshold: number): Policy {
 export function alwaysStickPolicy(): Policy {
   const move = (view: DecisionView) => blackjackMove(view, 'stick', 'always-stick');
   return scriptedPolicy({ name: 'always-stick', choose: move, distribution: (view) => [{ action: move(view), p: 1 }] });
+}
+
+/**
+ * An env's own baseline rule (EnvSpec.baselines) under its name; report questions (if any) get
+ * uniformly random forecasts, as `random` gives them: the rule is about the action.
+ */
+export function envBaselinePolicy(name: string, baseline: EnvBaseline): Policy {
+  return scriptedPolicy({
+    name,
+    random: true,
+    choose: (view, rng) => withReportAnswers(baseline.choose(view), randomReportAnswers(view, rng!)),
+    distribution: (view) => [{ action: baseline.choose(view), p: 1 }],
+  });
 }

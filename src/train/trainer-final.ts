@@ -18,7 +18,7 @@ import type { TrainSettings } from './train-config.ts';
 import { trainerPolicy } from './trainer-policy.ts';
 import { evalSeeds } from './trainer-seeds.ts';
 
-/** Scripted baselines tried for every env; those that cannot play it are skipped. */
+/** Scripted baselines tried for every env (those that cannot play it are skipped), then the env's own rules. */
 const BASELINES = ['random', 'stick-at-17', 'always-stick', 'oracle'];
 export const WARM_START_POLICY = 'warm-start';
 
@@ -48,7 +48,7 @@ export interface FinalEval {
 
 async function scriptedBaselines<O extends Record<string, unknown>>(spec: EnvSpec<O>, options: O): Promise<Policy[]> {
   const out: Policy[] = [];
-  for (const name of BASELINES) {
+  for (const name of [...BASELINES, ...Object.keys(spec.baselines ?? {})]) {
     try {
       out.push(await resolvePolicy(name, { spec, options }));
     } catch (error) {

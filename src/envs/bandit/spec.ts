@@ -4,6 +4,7 @@ import { denseTrainPreset } from '../train-presets.ts';
 import { bayesOptimalReturn } from './bayes.ts';
 import { BanditEnv } from './env.ts';
 import { banditOptionsSchema, type BanditOptions } from './options.ts';
+import { banditBaselines } from './baselines.ts';
 
 export const banditSpec: EnvSpec<BanditOptions> = {
   name: 'bandit',
@@ -24,5 +25,6 @@ export const banditSpec: EnvSpec<BanditOptions> = {
      */
     optimalReturn: (options) => bayesOptimalReturn(options.k, options.horizon),
   },
+  baselines: banditBaselines,
   train: denseTrainPreset,
 };

@@ -4,6 +4,7 @@ import { denseTrainPreset } from '../train-presets.ts';
 import { HmmEnv } from './env.ts';
 import { hmmOptionsSchema, type HmmOptions } from './options.ts';
 import { reportRewards } from '../report-options.ts';
+import { hmmBaselines } from './baselines.ts';
 
 export const hmmSpec: EnvSpec<HmmOptions> = {
   name: 'hmm',
@@ -19,5 +20,6 @@ export const hmmSpec: EnvSpec<HmmOptions> = {
       ...(o.report ? ['In the same call, give `p_state`: your probability for each hidden state now (they sum to 1); it is scored with a proper scoring rule.'] : []),
     ].join('\n'),
   rewards: reportRewards,
+  baselines: hmmBaselines,
   train: denseTrainPreset,
 };

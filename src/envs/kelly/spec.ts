@@ -5,6 +5,7 @@ import { KellyEnv } from './env.ts';
 import { bestGridFraction, expectedLogGrowth, fractionGrid } from './growth.ts';
 import { kellyOptionsSchema, stepValues, type KellyOptions } from './options.ts';
 import { reportRewards } from '../report-options.ts';
+import { kellyBaselines } from './baselines.ts';
 
 /**
  * The oracle's expected return before the episode's p and b are drawn: horizon × the mean, over the
@@ -34,5 +35,6 @@ export const kellySpec: EnvSpec<KellyOptions> = {
     ].join('\n'),
   rewards: reportRewards,
   exact: { optimalReturn: kellyOptimalReturn },
+  baselines: kellyBaselines,
   train: denseTrainPreset,
 };

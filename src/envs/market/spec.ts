@@ -5,6 +5,7 @@ import type { EnvSpec } from '../env.ts';
 import { multiTurnTrainPreset } from '../train-presets.ts';
 import { MarketEnv } from './env.ts';
 import { marketOptionsSchema, type MarketOptions } from './options.ts';
+import { marketBaselines } from './baselines.ts';
 
 export const marketSpec: EnvSpec<MarketOptions> = {
   name: 'market',
@@ -23,5 +24,6 @@ export const marketSpec: EnvSpec<MarketOptions> = {
     fns: [formatReward(), reasoningReward({ minWords: o.reasoningMinWords, maxWords: o.reasoningMaxWords })],
     weights: { pnl: o.pnlWeight, risk: o.riskWeight, format: o.formatWeight, reasoning: o.reasoningWeight },
   }),
+  baselines: marketBaselines,
   train: multiTurnTrainPreset,
 };

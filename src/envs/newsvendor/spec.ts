@@ -5,6 +5,7 @@ import type { DemandDistribution } from './demand.ts';
 import { bestExpectedProfit, NewsvendorEnv } from './env.ts';
 import { newsvendorOptionsSchema, wholeNumbers, type NewsvendorOptions } from './options.ts';
 import { reportRewards } from '../report-options.ts';
+import { newsvendorBaselines } from './baselines.ts';
 
 const MAX_COMBINATIONS = 1_000_000;
 
@@ -51,5 +52,6 @@ export const newsvendorSpec: EnvSpec<NewsvendorOptions> = {
     ].join('\n'),
   rewards: reportRewards,
   exact: { optimalReturn: newsvendorOptimalReturn },
+  baselines: newsvendorBaselines,
   train: denseTrainPreset,
 };
