@@ -17,6 +17,9 @@ import { modelConfigToHf, parseModelConfig } from '../model/config.ts';
 import { paramShapes, type HostParams } from '../model/params.ts';
 import { readSafetensors, writeSafetensors, type TensorMap } from '../model/safetensors.ts';
 import type { AdamWState } from '../model/adamw.ts';
+import { ADAPTER_SUBDIR } from '../model/export-weights.ts';
+import { saveLoraAdapter } from '../model/lora-io.ts';
+import type { LoraConfig } from '../model/lora.ts';
 import { modelAssets, type ModelAssets } from './default-model.ts';
 
 export const OPTIMIZER_FILE = 'optimizer.safetensors';
@@ -73,6 +76,11 @@ export interface TrainCheckpoint<S> {
   rlParams?: HostParams | null;
   /** The KL's reference when a reset replaced the warm start (trainer-state.ts `reference`); else null. */
   referenceParams?: HostParams | null;
+  /**
+   * LoRA training: `params` is the frozen base and this adapter (written in PEFT's layout under
+   * adapter/) is trained; the folder stands for the two merged (export-weights.ts). Absent: full weights.
+   */
+  adapter?: { lora: LoraConfig; adapters: HostParams; baseModelNameOrPath: string | null } | null;
   /** Null for a checkpoint taken before any optimiser existed (the random init). */
   optimizer: AdamWState | null;
   state: S;
@@ -94,6 +102,10 @@ export function saveTrainCheckpoint<S>(runDir: string, step: number, checkpoint:
     saveModelFolder(tmp, checkpoint.assets, checkpoint.params);
     if (checkpoint.rlParams) writeSafetensors(join(tmp, RL_WEIGHTS_FILE), tensorMap(checkpoint.rlParams), { metadata: { format: 'pt' } });
     if (checkpoint.referenceParams) writeSafetensors(join(tmp, REFERENCE_WEIGHTS_FILE), tensorMap(checkpoint.referenceParams), { metadata: { format: 'pt' } });
+    if (checkpoint.adapter) {
+      const { lora, adapters, baseModelNameOrPath } = checkpoint.adapter;
+      saveLoraAdapter(join(tmp, ADAPTER_SUBDIR), checkpoint.assets.cfg, lora, adapters, { baseModelNameOrPath });
+    }
     if (checkpoint.optimizer) {
       const { m, v, step: optimizerStep, config } = checkpoint.optimizer;
       const moments: TensorMap = {};

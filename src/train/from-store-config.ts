@@ -4,6 +4,7 @@ import { advantageConfigSchema } from '../advantage/compute.ts';
 import { UsageError } from '../core/errors.ts';
 import { describeZodError } from '../core/schemas.ts';
 import { adamwConfigSchema } from '../model/adamw.ts';
+import { LORA_TARGETS } from '../model/lora.ts';
 import { lossConfigSchema } from './loss-config.ts';
 import { samplesConfigSchema } from './samples-config.ts';
 
@@ -20,6 +21,21 @@ export const offlineTrainConfigSchema = z.strictObject({
   rows: z.number().int().min(1).default(8),
   rowLength: z.number().int().min(8).default(1024),
   loss: lossConfigSchema.partial().default({}),
+  /**
+   * Train LoRA adapters (W + scale · B A on each target projection, B starting at 0) over the frozen
+   * model instead of every weight; null: full weights. The checkpoint then holds the base model and
+   * the adapter in PEFT's layout (adapter/), which `run:RUN` loads merged and `spindle export` writes
+   * separate or merged. The adapters act as merged weights in the forward, so without dropout.
+   */
+  lora: z
+    .strictObject({
+      r: z.number().int().min(1).max(1024),
+      alpha: z.number().positive(),
+      targetModules: z.array(z.enum(LORA_TARGETS)).min(1).default([...LORA_TARGETS]),
+      useRslora: z.boolean().default(false),
+    })
+    .nullable()
+    .default(null),
   advantage: advantageConfigSchema.optional(),
   samples: samplesConfigSchema.partial().default({}),
 });

@@ -10,8 +10,9 @@ import { nowIso, newId } from '../core/ids.ts';
 import { Rng } from '../core/random.ts';
 import type { Run } from '../core/trajectory.ts';
 import { tree } from '../model/engine.ts';
+import { applyLora, initLora, mergeLoraHost, validateLoraConfig, type LoraConfig } from '../model/lora.ts';
 import { ParamTrainer, type StepResult } from '../model/param-trainer.ts';
-import { toHostParams, toParams, type HostParams } from '../model/params.ts';
+import { toHostParams, toParams, type HostParams, type Params } from '../model/params.ts';
 import type { Store } from '../store/store.ts';
 import { UsageError } from '../core/errors.ts';
 import { saveTrainCheckpoint } from './checkpoint-io.ts';
@@ -49,10 +50,15 @@ export interface OfflineTrainOutcome {
   data: StoredSamples;
   /** Metrics of each step, index 0 = step 1. */
   metrics: Record<string, number>[];
-  /** The starting weights and the trained ones, on the host. */
+  /** The starting weights and the trained ones (with LoRA: the base with the adapter merged), on the host. */
   startParams: HostParams;
   params: HostParams;
+  /** With LoRA: its settings and the trained adapter tensors (PEFT names). */
+  adapter: { lora: LoraConfig; adapters: HostParams } | null;
 }
+
+/** A step's inputs; with LoRA the frozen base rides along (it is not what the optimiser trains). */
+type OfflineStepInputs = RlStepInputs & { base?: Params };
 
 export async function trainFromStore(input: OfflineTrainInput): Promise<OfflineTrainOutcome> {
   const settings: OfflineTrainSettings = parseOfflineTrainConfig(input.config ?? {});
@@ -97,8 +103,20 @@ export async function trainFromStore(input: OfflineTrainInput): Promise<OfflineT
   const cfg = model.assets.cfg;
   const shapes = new LayoutShapes({ rows: settings.rows, length: settings.rowLength });
   const forward = frozenLogprobs(cfg);
-  const trainer = new ParamTrainer<RlStepInputs>(toParams(model.params), rlLoss(cfg, lossSettings), { ...settings.optimizer, lr: settings.lr });
-  const reference = lossSettings.klBeta > 0 ? toParams(model.params) : null;
+  const loss = rlLoss(cfg, lossSettings);
+  // LoRA: the optimiser trains the adapters; the loss sees the base with them merged (W + s·B·A).
+  const lora: LoraConfig | null = settings.lora && { ...settings.lora, dropout: 0 };
+  if (lora) validateLoraConfig(lora, 'offline.lora');
+  const frozenBase = lora ? toParams(model.params) : null;
+  const trainer = new ParamTrainer<OfflineStepInputs>(
+    lora ? initLora(cfg, lora, settings.seed) : toParams(model.params),
+    (weights, { base: frozen, ...inputs }) => loss(frozen ? applyLora(cfg, lora!, frozen, weights) : weights, inputs),
+    { ...settings.optimizer, lr: settings.lr },
+  );
+  /** The weights the policy has now: a new reference the caller disposes. */
+  const effective = (): Params => (frozenBase ? applyLora(cfg, lora!, tree.ref(frozenBase), tree.ref(trainer.params)) : tree.ref(trainer.params));
+  // The KL's reference is the start model (with LoRA, the base: B starts at 0).
+  const reference = lossSettings.klBeta > 0 ? (frozenBase ? tree.ref(frozenBase) : toParams(model.params)) : null;
   const history: Record<string, number>[] = [];
   try {
     const base = selectionMetrics(data);
@@ -106,7 +124,7 @@ export async function trainFromStore(input: OfflineTrainInput): Promise<OfflineT
       const t0 = performance.now();
       let tooLong = 0;
       // π_old for the whole step: the weights it starts from, kept (one extra reference) while it updates.
-      const anchor = tree.ref(trainer.params);
+      const anchor = effective();
       const updates: { result: StepResult; layout: RlLayout }[] = [];
       try {
         for (const part of miniBatches(data.batch.samples, settings.miniBatches, new Rng(settings.seed, 0x0ff1 + step))) {
@@ -114,8 +132,9 @@ export async function trainFromStore(input: OfflineTrainInput): Promise<OfflineT
           tooLong += built.tooLong;
           for (const layout of built.layouts) {
             const tensors = rlTensors(cfg, layout);
-            const inputs: RlStepInputs = { ...tensors, oldLogprobs: logprobsOnLayout(forward, anchor, tensors) };
+            const inputs: OfflineStepInputs = { ...tensors, oldLogprobs: logprobsOnLayout(forward, anchor, tensors) };
             if (reference) inputs.refLogprobs = logprobsOnLayout(forward, reference, tensors);
+            if (frozenBase) inputs.base = tree.ref(frozenBase);
             updates.push({ result: await trainer.step(inputs), layout });
           }
         }
@@ -132,7 +151,9 @@ export async function trainFromStore(input: OfflineTrainInput): Promise<OfflineT
       await store.appendMetrics(Object.entries(metrics).map(([name, value]) => ({ runId, step, name, value })));
       input.onStep?.(step, metrics);
     }
-    const params = await toHostParams(trainer.params);
+    const trained = await toHostParams(trainer.params);
+    const adapter = lora ? { lora, adapters: trained } : null;
+    const params = adapter ? mergeLoraHost(cfg, adapter.lora, model.params, adapter.adapters) : trained;
     const state = {
       format: OFFLINE_STATE_FORMAT,
       runId,
@@ -143,19 +164,26 @@ export async function trainFromStore(input: OfflineTrainInput): Promise<OfflineT
       config: settings,
       metrics: Object.fromEntries(history.map((m, i) => [String(i + 1), m])),
     };
-    const checkpoint = saveTrainCheckpoint(runDir, settings.steps, { assets: model.assets, params, optimizer: await trainer.optimizer.state(), state });
+    const checkpoint = saveTrainCheckpoint(runDir, settings.steps, {
+      assets: model.assets,
+      params: adapter ? model.params : params,
+      adapter: adapter && { ...adapter, baseModelNameOrPath: model.source },
+      optimizer: await trainer.optimizer.state(),
+      state,
+    });
     await store.saveCheckpoint({ runId, step: settings.steps, path: checkpoint, policyVersion: settings.steps, createdAt: nowIso(), metrics: history.at(-1) ?? {} });
     await store.finishRun(runId, {
       status: 'finished',
       finishedAt: nowIso(),
       summary: { steps: settings.steps, checkpoint, samples: data.batch.samples.length, trajectories: data.trajectories.length, skipped: selected.skipped, ...history.at(-1) },
     });
-    return { runId, runDir, checkpoint, steps: settings.steps, data, metrics: history, startParams: model.params, params };
+    return { runId, runDir, checkpoint, steps: settings.steps, data, metrics: history, startParams: model.params, params, adapter };
   } catch (error) {
     await store.finishRun(runId, { status: 'failed', finishedAt: nowIso(), summary: { error: (error as Error).message } });
     throw error;
   } finally {
     trainer.dispose();
     if (reference) tree.dispose(reference);
+    if (frozenBase) tree.dispose(frozenBase);
   }
 }

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
@@ -20,6 +20,7 @@ import type { Store } from '../../src/store/store.ts';
 import type { ModelAssets } from '../../src/train/default-model.ts';
 import { checkTokenizerFits, loadStartModel } from '../../src/train/from-store-model.ts';
 import { trainFromStore, type OfflineTrainOutcome } from '../../src/train/from-store.ts';
+import { loadModelFolder } from '../../src/train/checkpoint-io.ts';
 import { maxAbsDiff } from '../eval/tiny-checkpoint.ts';
 import { startProxyProcess, type ProxyProcess } from '../server/fixtures/proxy-process.ts';
 import { startServe, tinyCheckpointDir, type ServeProcess } from '../server/serve-process.ts';
@@ -162,6 +163,46 @@ describe('train --from-store on groups recorded by the proxy', () => {
     const trained = await loadStartModel(`run:${result.runId}`, store);
     const start = await loadStartModel(`run:${outcome.runId}`, store);
     assert.ok(Object.keys(start.params).some((name) => maxAbsDiff(start.params[name].data, trained.params[name].data) > 0));
+  });
+
+  it('trains LoRA adapters over the frozen model: the checkpoint holds the base and a PEFT adapter, run:RUN loads them merged', async () => {
+    const model = await loadStartModel(modelDir, store);
+    const lora = await trainFromStore({
+      store,
+      selection: { runId: proxy.runId },
+      model,
+      config: { steps: 2, lr: 1e-2, rows: 4, rowLength: 64, samples: { truncated: 'keep' }, lora: { r: 2, alpha: 4, targetModules: ['q_proj', 'v_proj', 'down_proj'] } },
+    });
+    assert.ok(lora.adapter);
+    assert.deepEqual(lora.adapter.lora, { r: 2, alpha: 4, targetModules: ['q_proj', 'v_proj', 'down_proj'], useRslora: false, dropout: 0 });
+    const names = Object.keys(lora.adapter.adapters);
+    const layers = model.assets.cfg.numLayers;
+    assert.equal(names.length, 2 * 3 * layers); // A and B of 3 targets per layer
+    // B starts at 0 and the updates moved it.
+    const bMax = Math.max(...names.filter((n) => n.endsWith('lora_B.weight')).map((n) => Math.max(...Array.from(lora.adapter!.adapters[n].data, Math.abs))));
+    assert.ok(bMax > 1e-5, `largest |B| ${bMax}`);
+    for (const m of lora.metrics) assert.ok(Number.isFinite(m['train/loss']) && m['train/grad_norm'] > 0);
+    assert.ok(Math.abs(lora.metrics[0]['importance/weight_mean'] - 1) < 1e-5);
+    // The folder keeps the base untouched and the adapter beside it.
+    const dir = join(lora.runDir, lora.checkpoint);
+    assert.ok(existsSync(join(dir, 'adapter', 'adapter_config.json')) && existsSync(join(dir, 'adapter', 'adapter_model.safetensors')));
+    const folder = loadModelFolder(dir);
+    for (const name of Object.keys(lora.startParams)) assert.equal(maxAbsDiff(folder.params[name].data, lora.startParams[name].data), 0, name);
+    // Only the targeted projections moved; run:RUN stands for the base with the adapter merged.
+    const loaded = await loadStartModel(`run:${lora.runId}`, store);
+    for (const name of Object.keys(lora.startParams)) {
+      assert.ok(maxAbsDiff(loaded.params[name].data, lora.params[name].data) < 1e-6, name);
+      const moved = maxAbsDiff(loaded.params[name].data, lora.startParams[name].data) > 0;
+      assert.equal(moved, /\.(q_proj|v_proj|down_proj)\.weight$/.test(name), name);
+    }
+    await assert.rejects(
+      trainFromStore({ store, selection: { runId: proxy.runId }, model, config: { lora: { r: 0, alpha: 4 } } }),
+      (e: unknown) => e instanceof UsageError && /offline\.lora\.r/.test(e.message),
+    );
+    await assert.rejects(
+      trainFromStore({ store, selection: { runId: proxy.runId }, model, config: { lora: { r: 2, alpha: 4, targetModules: ['lm_head' as never] } } }),
+      (e: unknown) => e instanceof UsageError && /offline\.lora\.targetModules/.test(e.message),
+    );
   });
 
   it('exports the groups in the Atropos layout', async () => {
