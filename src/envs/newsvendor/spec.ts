@@ -1,6 +1,6 @@
 /** The newsvendor env's registration: options, factory, instructions and exact optimal return. */
 import type { EnvSpec } from '../env.ts';
-import { denseTrainPreset } from '../train-presets.ts';
+import { newsvendorTrainPreset } from '../train-presets.ts';
 import type { DemandDistribution } from './demand.ts';
 import { bestExpectedProfit, NewsvendorEnv } from './env.ts';
 import { newsvendorOptionsSchema, wholeNumbers, type NewsvendorOptions } from './options.ts';
@@ -53,5 +53,5 @@ export const newsvendorSpec: EnvSpec<NewsvendorOptions> = {
   rewards: reportRewards,
   exact: { optimalReturn: newsvendorOptimalReturn },
   baselines: newsvendorBaselines,
-  train: denseTrainPreset,
+  train: newsvendorTrainPreset,
 };
