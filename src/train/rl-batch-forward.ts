@@ -47,6 +47,8 @@ function rowMask(layout: RlLayout): Float32Array {
       const trunk = trunkSegments[b * length + t];
       for (let s = 0; s < length; s++) {
         const other = segmentIds[b * length + s];
+        // attention() skips the keys after each query (causal chunks), so a trunk must sit before its continuation.
+        if (s > t && trunk !== -1 && other === trunk) throw new Error(`rowMask: row ${b} position ${t} continues a trunk that follows it (position ${s})`);
         // Padding (segment -1) sees its own earlier padding: every softmax row keeps a finite entry.
         if ((s > t || other !== seg) && (trunk === -1 || other !== trunk)) data[base + s] = MASKED;
       }
