@@ -34,6 +34,18 @@ const envSpecShape = z.object({
     })
     .optional(),
   train: z.union([z.record(z.string(), z.unknown()), z.custom(isFn)], { message: 'must be a partial train config or a function (options) => one' }).optional(),
+  // Names a policy takes (`--policy NAME`): not a built-in one, no prefix form.
+  baselines: z
+    .record(z.string(), z.object({ description: z.string(), choose: z.custom(isFn, { message: 'must be a function (view) => Action' }) }))
+    .superRefine((baselines, ctx) => {
+      for (const name of Object.keys(baselines)) {
+        if (!/^[a-z][a-z0-9-]*$/.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'a baseline name is lowercase letters, digits and -' });
+        else if (['random', 'oracle', 'always-stick'].includes(name) || name.startsWith('stick-at-')) {
+          ctx.addIssue({ code: 'custom', path: [name], message: 'a baseline may not take a built-in policy name' });
+        }
+      }
+    })
+    .optional(),
 });
 
 const envShape = z.object({

@@ -12,6 +12,7 @@ import { marketSpec } from '../../src/envs/market/spec.ts';
 import { newsvendorSpec } from '../../src/envs/newsvendor/spec.ts';
 import { evaluatePolicies } from '../../src/eval/evaluate.ts';
 import { resolvePolicy } from '../../src/policy/resolve.ts';
+import { checkEnvSpec } from '../../src/envs/registry.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function started(spec: EnvSpec<any>, seed: number, raw: Record<string, unknown> = {}) {
@@ -91,4 +92,22 @@ test('the baselines sit between random and the oracle (300 seeds each)', async (
     assert.ok(score > 0.6 && score < 1.05, `${spec.name} ${name}: normalised ${score}`);
     assert.equal(report.policies.find((p) => p.policy === name)!.invalidRate, 0);
   }
+});
+
+test("a user env's baselines are checked where the spec enters: names, a description and a choose function", () => {
+  const cases: [unknown, RegExp][] = [
+    [{ Greedy: { description: 'd', choose: () => null } }, /lowercase/],
+    [{ random: { description: 'd', choose: () => null } }, /built-in policy name/],
+    [{ 'stick-at-3': { description: 'd', choose: () => null } }, /built-in policy name/],
+    [{ ok: { description: 'd' } }, /baselines\.ok\.choose/],
+    [{ ok: { choose: () => null } }, /baselines\.ok\.description/],
+  ];
+  for (const [baselines, message] of cases) {
+    assert.throws(
+      () => checkEnvSpec({ ...newsvendorSpec, baselines }, './my-env.ts'),
+      (e: unknown) => e instanceof UsageError && /\.\/my-env\.ts does not export a valid EnvSpec/.test(e.message) && message.test(e.message),
+      JSON.stringify(Object.keys(baselines as object)),
+    );
+  }
+  assert.doesNotThrow(() => checkEnvSpec({ ...newsvendorSpec, baselines: { 'my-rule': newsvendorSpec.baselines!['order-mean'] } }, './my-env.ts'));
 });
