@@ -1,6 +1,6 @@
 /**
  * Where `spindle train`'s wall time goes: a short real run (default model on an env, warm start, a
- * few RL steps; no final evaluation) with the run's defaults, then per phase its seconds and share
+ * few RL steps; no final evaluation) with the run's defaults and the env's preset, then per phase its seconds and share
  * of wall time, rollout and training throughput, and the time per RL step (the figure to multiply
  * by the default step count).
  * usage: npm run bench -- train [--json] [--env blackjack] [--steps 10] [--threads N] [--config '{"groupSize":8}']
@@ -10,10 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { newId, nowIso } from '../src/core/ids.ts';
 import type { MetricPoint } from '../src/core/trajectory.ts';
+import { trainPresetOf } from '../src/envs/env.ts';
 import { loadEnvSpec } from '../src/envs/registry.ts';
 import { initEngine } from '../src/model/engine.ts';
 import { openStore } from '../src/store/open.ts';
-import { parseTrainConfig, type TrainConfig } from '../src/train/train-config.ts';
+import { mergeTrainConfig, parseTrainConfig, type TrainConfig } from '../src/train/train-config.ts';
 import { trainRun } from '../src/train/trainer.ts';
 import { flag } from './flags.ts';
 import type { BenchFigures } from './run.ts';
@@ -28,16 +29,19 @@ export async function run(args: string[], log: (line: string) => void): Promise<
   if (!Number.isSafeInteger(steps) || steps < 1) throw new Error(`--steps must be a positive integer, got ${steps}`);
   const overrides = JSON.parse(flag(args, 'config', '{}')) as TrainConfig;
   const threadsFlag = flag(args, 'threads', '');
-  const settings = parseTrainConfig({
-    ...overrides,
-    steps,
-    evalEvery: overrides.evalEvery ?? steps,
-    checkpointEvery: overrides.checkpointEvery ?? steps,
-    ...(threadsFlag ? { threads: Number(threadsFlag) } : {}),
-  });
-  const { threads } = await initEngine(settings.threads === null ? {} : { threads: settings.threads });
   const spec = await loadEnvSpec(envName);
   const options = spec.options.parse({}) as Record<string, unknown>;
+  // As `spindle train` runs it: the env's preset under the config.
+  const settings = parseTrainConfig(
+    mergeTrainConfig(trainPresetOf(spec, options), {
+      ...overrides,
+      steps,
+      evalEvery: overrides.evalEvery ?? steps,
+      checkpointEvery: overrides.checkpointEvery ?? steps,
+      ...(threadsFlag ? { threads: Number(threadsFlag) } : {}),
+    }),
+  );
+  const { threads } = await initEngine(settings.threads === null ? {} : { threads: settings.threads });
   const store = await openStore(join(mkdtempSync(join(tmpdir(), 'spindle-bench-train-')), 'spindle.db'));
   const runId = newId('run');
   await store.createRun({ id: runId, kind: 'train', env: spec.name, envOptions: options, policy: 'default-model', config: {}, status: 'running', createdAt: nowIso(), finishedAt: null, summary: null });
@@ -97,7 +101,7 @@ export async function run(args: string[], log: (line: string) => void): Promise<
     episodesPerSecond: episodes / (phases.rollout + phases.advantage + phases.train),
     rolloutTokensPerSecond: rolloutRate,
     trainTokensPerSecond: trainRate,
-    projectedMinutesForDefaultSteps: (warmSeconds + (rlSeconds / steps) * parseTrainConfig({}).steps) / 60,
+    projectedMinutesForDefaultSteps: (warmSeconds + (rlSeconds / steps) * parseTrainConfig(trainPresetOf(spec, options)).steps) / 60,
   };
   for (const [name, seconds] of Object.entries({ ...phases, other })) {
     figures[`${name}Seconds`] = seconds;

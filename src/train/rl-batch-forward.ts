@@ -32,11 +32,12 @@ export type RlTensors = {
 };
 
 /**
- * Row query t (segment s) sees every prefix key, the row keys t' ≤ t of segment s, and every key of
- * the trunk segment it continues (its shared prompt, which sits before it in the row).
+ * Row query t (segment s) sees every prefix key, the row keys t' ≤ t of segment s, and the keys of
+ * the trunk segment it continues up to the end of its own prompt there (the trunk sits before it in
+ * the row and may hold a longer prompt of the same conversation).
  */
 function rowMask(layout: RlLayout): Float32Array {
-  const { rows, length, segmentIds, trunkSegments } = layout;
+  const { rows, length, segmentIds, trunkSegments, trunkEnds } = layout;
   const P = layout.prefix.length;
   const S = P + length;
   const data = new Float32Array(rows * length * S);
@@ -45,12 +46,14 @@ function rowMask(layout: RlLayout): Float32Array {
       const base = (b * length + t) * S + P;
       const seg = segmentIds[b * length + t];
       const trunk = trunkSegments[b * length + t];
+      const trunkEnd = trunkEnds[b * length + t];
+      // attention() skips the keys after each query (causal chunks), so a trunk must end before its continuation.
+      if (trunk !== -1 && trunkEnd > t) throw new Error(`rowMask: row ${b} position ${t} sees its trunk up to position ${trunkEnd}, past itself`);
       for (let s = 0; s < length; s++) {
         const other = segmentIds[b * length + s];
-        // attention() skips the keys after each query (causal chunks), so a trunk must sit before its continuation.
-        if (s > t && trunk !== -1 && other === trunk) throw new Error(`rowMask: row ${b} position ${t} continues a trunk that follows it (position ${s})`);
+        const inTrunk = trunk !== -1 && other === trunk && s < trunkEnd;
         // Padding (segment -1) sees its own earlier padding: every softmax row keeps a finite entry.
-        if ((s > t || other !== seg) && (trunk === -1 || other !== trunk)) data[base + s] = MASKED;
+        if ((s > t || other !== seg) && !inTrunk) data[base + s] = MASKED;
       }
     }
   }

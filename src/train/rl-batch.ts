@@ -63,6 +63,12 @@ export interface LayoutOptions {
    */
   prefixMultiple?: number;
   padId?: number;
+  /**
+   * Samples whose prompts are one conversation's (a prompt that begins a longer one: a later decision
+   * of the same episode) share a trunk, each seeing it up to its own prompt's end (layoutUnits);
+   * false (the default): only samples with the very same prompt share one.
+   */
+  shareConversations?: boolean;
 }
 
 export interface RlLayout {
@@ -87,8 +93,14 @@ export interface RlLayout {
   positions: Int32Array;
   /** [rows·length] which sequence of its row a position belongs to; -1 for padding. */
   segmentIds: Int32Array;
-  /** [rows·length] the segment of the shared prompt (trunk) a member position also sees whole; -1 for none. */
+  /** [rows·length] the segment of the shared prompt (trunk) a member position also sees; -1 for none. */
   trunkSegments: Int32Array;
+  /**
+   * [rows·length] the row position up to which (exclusive) a member position sees its trunk: the end
+   * of the member's own prompt inside it (a trunk may hold a longer prompt that continues it: a later
+   * decision of the same conversation); 0 for none.
+   */
+  trunkEnds: Int32Array;
   /**
    * Where each sample of this layout went (`sample`: its index in the list given): `inputs` positions
    * from `start`, holding its tokens from index `from` (P, or its shared prompt's last token).
@@ -133,53 +145,88 @@ function firstTarget(s: LayoutSample): number {
 }
 
 /**
- * What a row holds for some samples: optionally a trunk segment, inputs [P, trunkEnd) of `trunk`'s
- * tokens, then one segment per member with its inputs [from, length − 1). Members of a trunk see it
- * whole (and the prefix), so samples that share a prompt compute it once (a dense env's decision
- * samples, a group's first answers); a plain sample is a unit of one member from P.
+ * What a row holds for some samples: optionally a trunk segment, inputs [P, trunk.end) of `trunk`'s
+ * tokens, then one segment per member with its inputs [from, length − 1). A member sees the trunk's
+ * inputs [P, from): its own prompt, which the trunk's holds whole or continues (a later decision of
+ * the same conversation), so samples whose prompts are one conversation's compute it once (a dense
+ * env's decision samples, all of an episode's decisions, a group's first answers); a plain sample is
+ * a unit of one member from P.
  */
 type Unit = { trunk: { sample: number; end: number } | null; members: { sample: number; from: number }[]; size: number };
 
 /** A trunk must save at least this many row positions to be shared. */
 const MIN_TRUNK = 8;
 
+/** Samples with the same prompt: tokens [0, end] (their first trained target is end + 1). */
+type PromptGroup = { end: number; members: number[] };
+
 /**
- * Units of `samples` in the order given: samples whose tokens before their first trained target
- * (their prompt) are the same share it as a trunk, a unit taking as many of them as fit `length`
- * positions (more go to further units that repeat the trunk).
+ * Units of `samples` in the order given. Samples whose tokens before their first trained target (their
+ * prompt) are the same form a prompt group; with shareConversations, a group whose prompt (up to
+ * its last token) begins a longer group's prompt joins that group's chain; a chain fills units of at most `length` positions
+ * in the order of its prompts, each unit's trunk the longest prompt it holds (more go to further
+ * units, which repeat the start of the conversation).
  */
-function layoutUnits(samples: readonly LayoutSample[], P: number, length: number): Unit[] {
+function layoutUnits(samples: readonly LayoutSample[], P: number, length: number, shareConversations: boolean): Unit[] {
   const inputsFrom = (i: number, from: number) => samples[i].tokens.length - 1 - from;
-  const byPrompt = new Map<string, number[]>();
-  const order: (number | string)[] = [];
+  const byPrompt = new Map<string, PromptGroup>();
+  const order: (number | PromptGroup)[] = [];
   samples.forEach((s, i) => {
-    const trunkEnd = firstTarget(s) - 1; // the prompt's last token is the first member input
-    if (trunkEnd - P < MIN_TRUNK) return void order.push(i);
-    const key = s.tokens.slice(0, trunkEnd + 1).join(',');
+    const end = firstTarget(s) - 1; // the prompt's last token is the first member input
+    if (end - P < MIN_TRUNK) return void order.push(i);
+    const key = s.tokens.slice(P, end + 1).join(',');
     const group = byPrompt.get(key);
-    if (group) group.push(i);
+    if (group) group.members.push(i);
     else {
-      byPrompt.set(key, [i]);
-      order.push(key);
+      const created = { end, members: [i] };
+      byPrompt.set(key, created);
+      order.push(created);
     }
   });
+  // Chains, longest prompt first: a group joins the first chain whose head's prompt it begins.
+  const chainOf = new Map<PromptGroup, PromptGroup[]>();
+  const heads: PromptGroup[][] = [];
+  const begins = (head: PromptGroup, g: PromptGroup): boolean => {
+    const a = samples[head.members[0]].tokens;
+    const b = samples[g.members[0]].tokens;
+    for (let t = P; t < g.end; t++) if (a[t] !== b[t]) return false;
+    return true;
+  };
+  for (const g of [...byPrompt.values()].sort((x, y) => y.end - x.end)) {
+    const chain = (shareConversations ? heads.find((c) => begins(c[0], g)) : undefined) ?? heads[heads.push([]) - 1];
+    chain.push(g);
+    chainOf.set(g, chain);
+  }
   const units: Unit[] = [];
+  const done = new Set<PromptGroup[]>();
   for (const entry of order) {
-    const group = typeof entry === 'number' ? [entry] : byPrompt.get(entry)!;
-    if (group.length === 1) {
-      units.push({ trunk: null, members: [{ sample: group[0], from: P }], size: inputsFrom(group[0], P) });
+    if (typeof entry === 'number') {
+      units.push({ trunk: null, members: [{ sample: entry, from: P }], size: inputsFrom(entry, P) });
       continue;
     }
-    const end = firstTarget(samples[group[0]]) - 1;
+    const chain = chainOf.get(entry)!;
+    if (done.has(chain)) continue;
+    done.add(chain);
+    const only = chain.length === 1 && chain[0].members.length === 1 ? chain[0].members[0] : null;
+    if (only !== null) {
+      units.push({ trunk: null, members: [{ sample: only, from: P }], size: inputsFrom(only, P) });
+      continue;
+    }
     let unit: Unit | null = null;
-    for (const i of group) {
-      const need = inputsFrom(i, end);
-      if (!unit || unit.size + need > length) {
-        unit = { trunk: { sample: i, end }, members: [], size: end - P };
-        units.push(unit);
+    for (const g of [...chain].sort((x, y) => x.end - y.end)) {
+      for (const i of g.members) {
+        const need = inputsFrom(i, g.end);
+        const grow = unit ? Math.max(0, g.end - unit.trunk!.end) : 0;
+        if (!unit || unit.size + grow + need > length) {
+          unit = { trunk: { sample: i, end: g.end }, members: [], size: g.end - P };
+          units.push(unit);
+        } else if (grow > 0) {
+          unit.trunk = { sample: i, end: g.end }; // its tokens hold every earlier prompt of the chain
+          unit.size += grow;
+        }
+        unit.members.push({ sample: i, from: g.end });
+        unit.size += need;
       }
-      unit.members.push({ sample: i, from: end });
-      unit.size += need;
     }
   }
   return units;
@@ -216,7 +263,7 @@ export function buildRlLayouts(samples: readonly LayoutSample[], options: Layout
     placed = [];
     free = [];
   };
-  for (const unit of layoutUnits(samples, P, length)) {
+  for (const unit of layoutUnits(samples, P, length, options.shareConversations ?? false)) {
     let r = free.findIndex((f) => f >= unit.size);
     if (r === -1 && free.length === options.rows) close();
     if (r === -1) {
@@ -244,6 +291,7 @@ function fillLayout(samples: readonly LayoutSample[], placed: readonly { unit: U
   const positions = new Int32Array(size);
   const segmentIds = new Int32Array(size).fill(-1);
   const trunkSegments = new Int32Array(size).fill(-1);
+  const trunkEnds = new Int32Array(size);
   for (let r = 0; r < rows; r++) for (let t = 0; t < length; t++) positions[r * length + t] = P + t;
 
   const segmentsInRow = new Array<number>(rows).fill(0);
@@ -253,6 +301,7 @@ function fillLayout(samples: readonly LayoutSample[], placed: readonly { unit: U
   for (const { unit, row, start } of placed) {
     let at = row * length + start;
     let trunk = -1;
+    const trunkStart = start; // the trunk's first input, as a position in the row
     if (unit.trunk) {
       // The shared prompt: inputs and (untrained) targets of its tokens, each member's segment sees it whole.
       const s = samples[unit.trunk.sample];
@@ -287,6 +336,7 @@ function fillLayout(samples: readonly LayoutSample[], placed: readonly { unit: U
         positions[at] = from + j;
         segmentIds[at] = segment;
         trunkSegments[at] = trunk;
+        if (trunk !== -1) trunkEnds[at] = trunkStart + (from - P); // the trunk's inputs [P, from)
       }
       computedTokens += inputs;
       sampleTokens += s.tokens.length;
@@ -307,6 +357,7 @@ function fillLayout(samples: readonly LayoutSample[], placed: readonly { unit: U
     positions,
     segmentIds,
     trunkSegments,
+    trunkEnds,
     placements,
     computedTokens,
     sampleTokens,

@@ -244,6 +244,15 @@ export const trainConfigSchema = z.strictObject({
        * at a memory cost (see rowMultiple). 128 holds Blackjack's RL samples (2.6 % left out).
        */
       rowLength: z.number().int().min(16).max(8192).nullable().default(128),
+      /**
+       * Samples whose prompts are one conversation's share it in a row: a later decision's prompt
+       * holds the earlier ones', so the decisions of an episode compute its text once, each seeing it
+       * up to its own prompt (rl-batch.ts). false: only samples with the same prompt share it (a dense
+       * decision's answers, a group's first answers). Off by default: on a 40-step kelly warm start
+       * it cut the layouts of a step from 28 to 25 and the training time by ~10 %; the
+       * ten-turn envs' longer conversations are unmeasured.
+       */
+      shareConversations: z.boolean().default(false),
     })
     .prefault({}),
   rollout: z

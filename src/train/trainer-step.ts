@@ -82,6 +82,11 @@ function groupOf(sample: LayoutSample): string | undefined {
   return 'groupId' in sample && typeof sample.groupId === 'string' ? sample.groupId : undefined;
 }
 
+/** A sample's episode: with update.shareConversations its decisions share the episode's text, so a mini-batch keeps them together. */
+function episodeOf(sample: LayoutSample): string | undefined {
+  return 'trajectoryId' in sample && typeof sample.trajectoryId === 'string' ? sample.trajectoryId : groupOf(sample);
+}
+
 /**
  * One optimiser update per layout the samples fill (a fixed shape each), or with update.accumulate
  * one for them all, at the schedule's RL step `step`.
@@ -175,7 +180,7 @@ export async function rlStep<O extends Record<string, unknown>>(ctx: RlStepConte
   if (samples.length > 0) {
     for (let epoch = 0; epoch < settings.update.epochs; epoch++) {
       const rng = new Rng(settings.seed, 0x7e57 + step * 131 + epoch);
-      for (const part of miniBatches(samples, settings.update.miniBatches, rng, groupOf)) {
+      for (const part of miniBatches(samples, settings.update.miniBatches, rng, settings.update.shareConversations ? episodeOf : groupOf)) {
         const done = await optimise(ctx, part, klBeta, step);
         updates.push(...done.layouts);
         optimizerUpdates += done.optimizerUpdates;

@@ -102,7 +102,12 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
   };
   const maxTurns = resolveMaxTurns(spec, options, settings);
   if (settings.advantage.estimator === 'dense') checkDenseEnv(spec, options, settings);
-  const shapes = new LayoutShapes({ rows: settings.update.rows, rowMultiple: settings.update.rowMultiple ?? undefined, length: settings.update.rowLength });
+  const shapes = new LayoutShapes({
+    rows: settings.update.rows,
+    rowMultiple: settings.update.rowMultiple ?? undefined,
+    length: settings.update.rowLength,
+    shareConversations: settings.update.shareConversations,
+  });
 
   let assets: ModelAssets;
   let params: Params;

@@ -264,3 +264,67 @@ test('shared prompts: logprobs, entropies and gradients equal the full-sequence 
   }
   tree.dispose([params, grads, refGrads]);
 });
+
+// One conversation: a first decision (two answers) and a later one whose prompt continues the first
+// prompt and its played answer; plus an unrelated sample.
+// (Ids below the tiny vocabulary's 37.)
+const p1 = [20, 21, 22, 23, 24, 25, 26, 27, 28, 29];
+const p2 = [...p1, 31, 32, 33, 34, 35];
+const conversation = [sample(p1, [31, 32]), sample(p1, [36]), sample(p2, [1, 2]), sample(p2, [4]), sample([12, 13, 14], [15, 16])];
+
+test('shareConversations: the decisions of one conversation share its text, each seeing it up to its own prompt', () => {
+  const P = prefix.length;
+  const inputs = (s: LayoutSample, from: number) => s.tokens.length - 1 - from;
+  const e1 = P + p1.length - 1; // the first prompt's last token
+  const e2 = P + p2.length - 1;
+  const [exact] = buildRlLayouts(conversation, { rows: 2, lengthMultiple: 16, minLength: 48 });
+  const [shared, ...rest] = buildRlLayouts(conversation, { rows: 2, lengthMultiple: 16, minLength: 48, shareConversations: true });
+  assert.equal(rest.length, 0);
+  // Without it: two trunks (p1 and p2); with it: one (p2), the first decision's answers inside it.
+  const unrelated = inputs(conversation[4], P);
+  assert.equal(exact.computedTokens, P + (e1 - P) + inputs(conversation[0], e1) + inputs(conversation[1], e1) + (e2 - P) + inputs(conversation[2], e2) + inputs(conversation[3], e2) + unrelated);
+  assert.equal(shared.computedTokens, P + (e2 - P) + inputs(conversation[0], e1) + inputs(conversation[1], e1) + inputs(conversation[2], e2) + inputs(conversation[3], e2) + unrelated);
+  const place = (i: number) => shared.placements.find((q) => q.sample === i)!;
+  assert.deepEqual([0, 1, 2, 3].map((i) => place(i).from), [e1, e1, e2, e2]);
+  const at = (i: number) => place(i).row * shared.length + place(i).start;
+  const trunkRow = place(0).row;
+  assert.ok([1, 2, 3].every((i) => place(i).row === trunkRow));
+  const trunk = shared.trunkSegments[at(0)];
+  assert.ok(trunk !== -1 && [1, 2, 3].every((i) => shared.trunkSegments[at(i)] === trunk));
+  // The trunk starts the unit; the first decision sees its inputs [P, e1), the later one [P, e2).
+  const trunkStart = shared.segmentIds.indexOf(trunk, trunkRow * shared.length) - trunkRow * shared.length;
+  assert.equal(shared.trunkEnds[at(0)], trunkStart + (e1 - P));
+  assert.equal(shared.trunkEnds[at(2)], trunkStart + (e2 - P));
+  assert.equal(shared.trunkEnds[at(4)] ?? 0, 0);
+  assert.equal(shared.trunkSegments[shared.placements.find((q) => q.sample === 4)!.row * shared.length + shared.placements.find((q) => q.sample === 4)!.start], -1);
+});
+
+test('shareConversations: logprobs, entropies and gradients equal the full-sequence forward', async () => {
+  const params = toParams(randomHostParams(cfg, 7));
+  const reference = await sequenceLogprobs(cfg, params, conversation, { entropy: true });
+  const [layout] = buildRlLayouts(conversation, { rows: 2, lengthMultiple: 16, minLength: 48, shareConversations: true });
+  const t = rlTensors(cfg, layout);
+  for (const name of ['mask', 'advantages', 'samplingLogprobs', 'sequenceLengths', 'tokenWeights'] as const) t[name].dispose();
+  const out = rlLogprobs(cfg, tree.ref(params), t, { entropy: true });
+  const lp = sampleTargetValues(layout, conversation, await out.logprobs.data());
+  const ent = sampleTargetValues(layout, conversation, await out.entropy!.data());
+  for (let i = 0; i < conversation.length; i++) {
+    assert.ok(maxAbsDiff(lp.get(i)!, reference.logprobs[i]) < 1e-4, `logprobs of sample ${i}`);
+    assert.ok(maxAbsDiff(ent.get(i)!, reference.entropy![i]) < 1e-4, `entropy of sample ${i}`);
+  }
+  const loss = (p: Params, b: ReturnType<typeof rlTensors>): Tensor => {
+    const { logprobs } = rlLogprobs(cfg, p, b);
+    for (const x of [b.advantages, b.samplingLogprobs, b.sequenceLengths, b.tokenWeights]) x.dispose();
+    return logprobs.mul(b.mask).sum().neg();
+  };
+  const [, grads] = jit(valueAndGrad(loss))(tree.ref(params), rlTensors(cfg, layout)) as unknown as [Tensor, Params];
+  const fullLoss = (p: Params, b: ReturnType<typeof batchTensors>): Tensor => tokenLogprobs(cfg, p, b).logprobs.mul(b.mask).sum().neg();
+  const [, refGrads] = jit(valueAndGrad(fullLoss))(tree.ref(params), batchTensors(cfg, buildTokenBatch(conversation, {}))) as unknown as [Tensor, Params];
+  const g = await toHostParams(grads);
+  const r = await toHostParams(refGrads);
+  for (const name of Object.keys(r)) {
+    const scale = Math.max(1e-3, ...Array.from(r[name].data, Math.abs));
+    assert.ok(maxAbsDiff(g[name].data, r[name].data) / scale < 1e-3, `gradient of ${name}`);
+  }
+  tree.dispose([params, grads, refGrads]);
+});
