@@ -1,6 +1,7 @@
 /** The `nim` env's registration: options, factory, prompt and exact values. */
 import type { EnvSpec } from '../env.ts';
 import { nimTrainPreset } from '../train-presets.ts';
+import { nimBaselines } from './baselines.ts';
 import { NimEnv } from './env.ts';
 import { nimOptionsSchema, type NimOptions } from './options.ts';
 import { nimOptimalReturn, nimPolicyReturn } from './solver.ts';
@@ -20,5 +21,6 @@ export const nimSpec: EnvSpec<NimOptions> = {
     optimalReturn: nimOptimalReturn,
     policyReturn: nimPolicyReturn,
   },
+  baselines: nimBaselines,
   train: nimTrainPreset,
 };
