@@ -98,7 +98,9 @@ test('a writer killed with SIGKILL at random points loses nothing it reported co
     const start = reported.trajectories.size === 0 ? 0 : Math.max(...[...reported.trajectories].map(indexOf)) + 1;
     await runAndKill(path, start, delay, fromSpawn, reported);
   }
-  assert.ok(reported.trajectories.size >= KILLS, `the writer got to write (${reported.trajectories.size} trajectories)`);
+  // Every kill that waited for a first commit followed one (a kill from spawn may come first, on a loaded machine at every try).
+  const afterCommit = KILLS - Math.ceil(KILLS / 4);
+  assert.ok(reported.trajectories.size >= afterCommit, `the writer got to write (${reported.trajectories.size} trajectories)`);
   t.diagnostic(`${KILLS} kills, ${reported.trajectories.size} trajectories and ${reported.groups.size} groups reported`);
 
   const checkStart = performance.now();
