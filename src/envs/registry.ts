@@ -5,6 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { UsageError } from '../core/errors.ts';
 import { describeZodError } from '../core/schemas.ts';
+import { isBuiltinPolicyName, POLICY_NAME } from '../policy/resolve.ts';
 import { parseTrainConfig } from '../train/train-config.ts';
 import { builtinEnvs } from './builtin.ts';
 import { trainPresetOf, type Env, type EnvSpec } from './env.ts';
@@ -39,8 +40,8 @@ const envSpecShape = z.object({
     .record(z.string(), z.object({ description: z.string(), choose: z.custom(isFn, { message: 'must be a function (view) => Action' }) }))
     .superRefine((baselines, ctx) => {
       for (const name of Object.keys(baselines)) {
-        if (!/^[a-z][a-z0-9-]*$/.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'a baseline name is lowercase letters, digits and -' });
-        else if (['random', 'oracle', 'always-stick'].includes(name) || name.startsWith('stick-at-')) {
+        if (!POLICY_NAME.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'a baseline name is lowercase letters, digits and -' });
+        else if (isBuiltinPolicyName(name)) {
           ctx.addIssue({ code: 'custom', path: [name], message: 'a baseline may not take a built-in policy name' });
         }
       }

@@ -28,12 +28,20 @@ export type ResolverContext = Omit<PolicyContext, 'spec' | 'options'> & Partial<
 /** Builds the policy for `NAME` in `PREFIX:NAME`; throws a UsageError for a bad NAME. */
 export type PolicyResolver = (rest: string, context: ResolverContext) => Policy | Promise<Policy>;
 
+/** The form of a policy name and of a prefix: lowercase letters, digits and -. */
+export const POLICY_NAME = /^[a-z][a-z0-9-]*$/;
+
+/** Whether `name` is a scripted policy's own (`random`, `oracle`, Blackjack's `always-stick` and `stick-at-N`), which an env's baseline may not take. */
+export function isBuiltinPolicyName(name: string): boolean {
+  return name === 'random' || name === 'oracle' || name === 'always-stick' || name.startsWith('stick-at-');
+}
+
 const BUILTIN_FORMS = ['random', 'oracle', 'stick-at-N (blackjack, N an integer 2..21)', 'always-stick (blackjack)', "the env's own baselines (spindle envs)"];
 const resolvers = new Map<string, { form: string; resolve: PolicyResolver }>();
 
 /** Registers `PREFIX:...` policies; `form` is how the usage message shows it (e.g. `model:DIR`). */
 export function registerPolicyResolver(prefix: string, resolve: PolicyResolver, form = `${prefix}:...`): void {
-  if (!/^[a-z][a-z0-9-]*$/.test(prefix)) throw new Error(`policy prefix '${prefix}' must be lowercase letters, digits or -`);
+  if (!POLICY_NAME.test(prefix)) throw new Error(`policy prefix '${prefix}' must be lowercase letters, digits or -`);
   if (resolvers.has(prefix)) throw new Error(`policy prefix '${prefix}' is already registered`);
   resolvers.set(prefix, { form, resolve });
 }

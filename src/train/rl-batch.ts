@@ -301,9 +301,9 @@ function fillLayout(samples: readonly LayoutSample[], placed: readonly { unit: U
   for (const { unit, row, start } of placed) {
     let at = row * length + start;
     let trunk = -1;
-    const trunkStart = start; // the trunk's first input, as a position in the row
     if (unit.trunk) {
-      // The shared prompt: inputs and (untrained) targets of its tokens, each member's segment sees it whole.
+      // The shared prompt: inputs and (untrained) targets of its tokens, from row position `start`; each
+      // member's segment sees it up to the end of its own prompt.
       const s = samples[unit.trunk.sample];
       trunk = segmentsInRow[row]++;
       for (let i = P; i < unit.trunk.end; i++, at++) {
@@ -319,6 +319,7 @@ function fillLayout(samples: readonly LayoutSample[], placed: readonly { unit: U
       const segment = segmentsInRow[row]++;
       const inputs = s.tokens.length - 1 - from;
       const weight = s.weight ?? 1;
+      const trunkEnd = trunk === -1 ? 0 : start + (from - P); // the trunk's inputs [P, from)
       let trained = 0;
       for (let j = 1; j <= inputs; j++) trained += s.lossMask[from + j] ? 1 : 0;
       placements.push({ sample, row, start: at - row * length, inputs, from });
@@ -336,7 +337,7 @@ function fillLayout(samples: readonly LayoutSample[], placed: readonly { unit: U
         positions[at] = from + j;
         segmentIds[at] = segment;
         trunkSegments[at] = trunk;
-        if (trunk !== -1) trunkEnds[at] = trunkStart + (from - P); // the trunk's inputs [P, from)
+        trunkEnds[at] = trunkEnd;
       }
       computedTokens += inputs;
       sampleTokens += s.tokens.length;

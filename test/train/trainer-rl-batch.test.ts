@@ -4,11 +4,11 @@
  */
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
-import { initEngine, jit, np, tree, valueAndGrad, type Tensor } from '../../src/model/engine.ts';
+import { initEngine, jit, tree, valueAndGrad, type Tensor } from '../../src/model/engine.ts';
 import { sequenceLogprobs, batchTensors, tokenLogprobs } from '../../src/model/logprobs.ts';
 import { toHostParams, toParams, type Params } from '../../src/model/params.ts';
-import { buildTokenBatch } from '../../src/model/token-batch.ts';
-import { buildRlLayouts, LayoutShapes, sampleTargetValues, sharedPrefixLength, type LayoutSample } from '../../src/train/rl-batch.ts';
+import { buildTokenBatch, type SequenceSample } from '../../src/model/token-batch.ts';
+import { buildRlLayouts, LayoutShapes, sampleTargetValues, sharedPrefixLength, type LayoutSample, type RlLayout } from '../../src/train/rl-batch.ts';
 import { rlLogprobs, rlTensors } from '../../src/train/rl-batch-forward.ts';
 import { parseLossConfig } from '../../src/train/loss-config.ts';
 import { frozenLogprobs, logprobsOnLayout, rlLoss } from '../../src/train/trainer-loss.ts';
@@ -142,20 +142,46 @@ test('a batch larger than one layout fills several of the same shape', () => {
   assert.equal(shapes.layouts(samples).layouts[0].prefix.length, 4);
 });
 
-test('shared-prefix logprobs and entropies equal the full-sequence forward', async () => {
-  const params = toParams(randomHostParams(cfg, 3));
-  const reference = await sequenceLogprobs(cfg, params, samples, { entropy: true });
-  const [layout] = buildRlLayouts(samples, { rows: 4, lengthMultiple: 16, minLength: 16 });
+/** The layout's logprobs and entropies, sample by sample, equal the full-sequence forward's (random weights from `seed`). */
+async function assertLogprobsMatchFull(layout: RlLayout, list: readonly (LayoutSample & SequenceSample)[], seed: number): Promise<void> {
+  const params = toParams(randomHostParams(cfg, seed));
+  const reference = await sequenceLogprobs(cfg, params, list, { entropy: true });
   const t = rlTensors(cfg, layout);
   for (const name of ['mask', 'advantages', 'samplingLogprobs', 'sequenceLengths', 'tokenWeights'] as const) t[name].dispose();
   const out = rlLogprobs(cfg, tree.ref(params), t, { entropy: true });
-  const lp = sampleTargetValues(layout, samples, await out.logprobs.data());
-  const ent = sampleTargetValues(layout, samples, await out.entropy!.data());
-  for (let i = 0; i < samples.length; i++) {
+  const lp = sampleTargetValues(layout, list, await out.logprobs.data());
+  const ent = sampleTargetValues(layout, list, await out.entropy!.data());
+  for (let i = 0; i < list.length; i++) {
     assert.ok(maxAbsDiff(lp.get(i)!, reference.logprobs[i]) < 1e-4, `logprobs of sample ${i}`);
     assert.ok(maxAbsDiff(ent.get(i)!, reference.entropy![i]) < 1e-4, `entropy of sample ${i}`);
   }
   tree.dispose(params);
+}
+
+/** The value and gradients of the masked logprobs' negated sum on the layout equal the full-sequence forward's. */
+async function assertGradientsMatchFull(layout: RlLayout, list: readonly (LayoutSample & SequenceSample)[], seed: number): Promise<void> {
+  const params = toParams(randomHostParams(cfg, seed));
+  const loss = (p: Params, b: ReturnType<typeof rlTensors>): Tensor => {
+    const { logprobs } = rlLogprobs(cfg, p, b);
+    for (const x of [b.advantages, b.samplingLogprobs, b.sequenceLengths, b.tokenWeights]) x.dispose();
+    return logprobs.mul(b.mask).sum().neg();
+  };
+  const [value, grads] = jit(valueAndGrad(loss))(tree.ref(params), rlTensors(cfg, layout)) as unknown as [Tensor, Params];
+  const fullLoss = (p: Params, b: ReturnType<typeof batchTensors>): Tensor => tokenLogprobs(cfg, p, b).logprobs.mul(b.mask).sum().neg();
+  const [refValue, refGrads] = jit(valueAndGrad(fullLoss))(tree.ref(params), batchTensors(cfg, buildTokenBatch(list, {}))) as unknown as [Tensor, Params];
+  assert.ok(Math.abs((await value.data())[0] - (await refValue.data())[0]) < 1e-4, 'loss value');
+  const g = await toHostParams(grads);
+  const r = await toHostParams(refGrads);
+  for (const name of Object.keys(r)) {
+    const scale = Math.max(1e-3, ...Array.from(r[name].data, Math.abs));
+    assert.ok(maxAbsDiff(g[name].data, r[name].data) / scale < 1e-3, `gradient of ${name}`);
+  }
+  tree.dispose([params, grads, refGrads]);
+}
+
+test('shared-prefix logprobs and entropies equal the full-sequence forward', async () => {
+  const [layout] = buildRlLayouts(samples, { rows: 4, lengthMultiple: 16, minLength: 16 });
+  await assertLogprobsMatchFull(layout, samples, 3);
 });
 
 test('the frozen forward (jitted, merged heads materialised) equals the full-sequence forward', async () => {
@@ -170,33 +196,8 @@ test('the frozen forward (jitted, merged heads materialised) equals the full-seq
 });
 
 test('gradients through the shared prefix equal those of the full forward', async () => {
-  const params = toParams(randomHostParams(cfg, 4));
   const [layout] = buildRlLayouts(samples, { rows: 2, lengthMultiple: 16, minLength: 16 });
-  const loss = (p: Params, b: ReturnType<typeof rlTensors>): Tensor => {
-    const { logprobs } = rlLogprobs(cfg, p, b);
-    b.advantages.dispose();
-    b.samplingLogprobs.dispose();
-    b.sequenceLengths.dispose();
-    b.tokenWeights.dispose();
-    return logprobs.mul(b.mask).sum().neg();
-  };
-  const [value, grads] = jit(valueAndGrad(loss))(tree.ref(params), rlTensors(cfg, layout)) as unknown as [Tensor, Params];
-
-  const plain = buildTokenBatch(samples, {});
-  const fullLoss = (p: Params, b: ReturnType<typeof batchTensors>): Tensor => {
-    const { logprobs } = tokenLogprobs(cfg, p, b);
-    return logprobs.mul(b.mask).sum().neg();
-  };
-  const [refValue, refGrads] = jit(valueAndGrad(fullLoss))(tree.ref(params), batchTensors(cfg, plain)) as unknown as [Tensor, Params];
-  assert.ok(Math.abs((await value.data())[0] - (await refValue.data())[0]) < 1e-4);
-  const g = await toHostParams(grads);
-  const r = await toHostParams(refGrads);
-  for (const name of Object.keys(r)) {
-    const scale = Math.max(1e-3, ...Array.from(r[name].data, Math.abs));
-    assert.ok(maxAbsDiff(g[name].data, r[name].data) / scale < 1e-3, `gradient of ${name}`);
-  }
-  tree.dispose([params, grads, refGrads]);
-  void np;
+  await assertGradientsMatchFull(layout, samples, 4);
 });
 
 /** Three answers to one long prompt (a dense decision's samples), one answer to another, one plain sample (ids below the vocabulary's 37). */
@@ -236,33 +237,9 @@ test('samples with the same prompt share it in the row: one trunk segment, each 
 });
 
 test('shared prompts: logprobs, entropies and gradients equal the full-sequence forward', async () => {
-  const params = toParams(randomHostParams(cfg, 5));
-  const reference = await sequenceLogprobs(cfg, params, branching, { entropy: true });
   const [layout] = buildRlLayouts(branching, { rows: 2, lengthMultiple: 16, minLength: 32 });
-  const t = rlTensors(cfg, layout);
-  for (const name of ['mask', 'advantages', 'samplingLogprobs', 'sequenceLengths', 'tokenWeights'] as const) t[name].dispose();
-  const out = rlLogprobs(cfg, tree.ref(params), t, { entropy: true });
-  const lp = sampleTargetValues(layout, branching, await out.logprobs.data());
-  const ent = sampleTargetValues(layout, branching, await out.entropy!.data());
-  for (let i = 0; i < branching.length; i++) {
-    assert.ok(maxAbsDiff(lp.get(i)!, reference.logprobs[i]) < 1e-4, `logprobs of sample ${i}`);
-    assert.ok(maxAbsDiff(ent.get(i)!, reference.entropy![i]) < 1e-4, `entropy of sample ${i}`);
-  }
-  const loss = (p: Params, b: ReturnType<typeof rlTensors>): Tensor => {
-    const { logprobs } = rlLogprobs(cfg, p, b);
-    for (const x of [b.advantages, b.samplingLogprobs, b.sequenceLengths, b.tokenWeights]) x.dispose();
-    return logprobs.mul(b.mask).sum().neg();
-  };
-  const [, grads] = jit(valueAndGrad(loss))(tree.ref(params), rlTensors(cfg, layout)) as unknown as [Tensor, Params];
-  const fullLoss = (p: Params, b: ReturnType<typeof batchTensors>): Tensor => tokenLogprobs(cfg, p, b).logprobs.mul(b.mask).sum().neg();
-  const [, refGrads] = jit(valueAndGrad(fullLoss))(tree.ref(params), batchTensors(cfg, buildTokenBatch(branching, {}))) as unknown as [Tensor, Params];
-  const g = await toHostParams(grads);
-  const r = await toHostParams(refGrads);
-  for (const name of Object.keys(r)) {
-    const scale = Math.max(1e-3, ...Array.from(r[name].data, Math.abs));
-    assert.ok(maxAbsDiff(g[name].data, r[name].data) / scale < 1e-3, `gradient of ${name}`);
-  }
-  tree.dispose([params, grads, refGrads]);
+  await assertLogprobsMatchFull(layout, branching, 5);
+  await assertGradientsMatchFull(layout, branching, 5);
 });
 
 // One conversation: a first decision (two answers) and a later one whose prompt continues the first
@@ -295,36 +272,12 @@ test('shareConversations: the decisions of one conversation share its text, each
   const trunkStart = shared.segmentIds.indexOf(trunk, trunkRow * shared.length) - trunkRow * shared.length;
   assert.equal(shared.trunkEnds[at(0)], trunkStart + (e1 - P));
   assert.equal(shared.trunkEnds[at(2)], trunkStart + (e2 - P));
-  assert.equal(shared.trunkEnds[at(4)] ?? 0, 0);
-  assert.equal(shared.trunkSegments[shared.placements.find((q) => q.sample === 4)!.row * shared.length + shared.placements.find((q) => q.sample === 4)!.start], -1);
+  assert.equal(shared.trunkSegments[at(4)], -1, 'the unrelated sample has no trunk');
+  assert.equal(shared.trunkEnds[at(4)], 0);
 });
 
 test('shareConversations: logprobs, entropies and gradients equal the full-sequence forward', async () => {
-  const params = toParams(randomHostParams(cfg, 7));
-  const reference = await sequenceLogprobs(cfg, params, conversation, { entropy: true });
   const [layout] = buildRlLayouts(conversation, { rows: 2, lengthMultiple: 16, minLength: 48, shareConversations: true });
-  const t = rlTensors(cfg, layout);
-  for (const name of ['mask', 'advantages', 'samplingLogprobs', 'sequenceLengths', 'tokenWeights'] as const) t[name].dispose();
-  const out = rlLogprobs(cfg, tree.ref(params), t, { entropy: true });
-  const lp = sampleTargetValues(layout, conversation, await out.logprobs.data());
-  const ent = sampleTargetValues(layout, conversation, await out.entropy!.data());
-  for (let i = 0; i < conversation.length; i++) {
-    assert.ok(maxAbsDiff(lp.get(i)!, reference.logprobs[i]) < 1e-4, `logprobs of sample ${i}`);
-    assert.ok(maxAbsDiff(ent.get(i)!, reference.entropy![i]) < 1e-4, `entropy of sample ${i}`);
-  }
-  const loss = (p: Params, b: ReturnType<typeof rlTensors>): Tensor => {
-    const { logprobs } = rlLogprobs(cfg, p, b);
-    for (const x of [b.advantages, b.samplingLogprobs, b.sequenceLengths, b.tokenWeights]) x.dispose();
-    return logprobs.mul(b.mask).sum().neg();
-  };
-  const [, grads] = jit(valueAndGrad(loss))(tree.ref(params), rlTensors(cfg, layout)) as unknown as [Tensor, Params];
-  const fullLoss = (p: Params, b: ReturnType<typeof batchTensors>): Tensor => tokenLogprobs(cfg, p, b).logprobs.mul(b.mask).sum().neg();
-  const [, refGrads] = jit(valueAndGrad(fullLoss))(tree.ref(params), batchTensors(cfg, buildTokenBatch(conversation, {}))) as unknown as [Tensor, Params];
-  const g = await toHostParams(grads);
-  const r = await toHostParams(refGrads);
-  for (const name of Object.keys(r)) {
-    const scale = Math.max(1e-3, ...Array.from(r[name].data, Math.abs));
-    assert.ok(maxAbsDiff(g[name].data, r[name].data) / scale < 1e-3, `gradient of ${name}`);
-  }
-  tree.dispose([params, grads, refGrads]);
+  await assertLogprobsMatchFull(layout, conversation, 7);
+  await assertGradientsMatchFull(layout, conversation, 7);
 });
