@@ -42,8 +42,9 @@ export const multiTurnTrainPreset: Record<string, unknown> = {
  * illegal answers (step 20: 59.5 % invalid, 1 % wins); with klMax 10 and every refused answer
  * trained at advantage −1 (`samples.invalidAnswers` 'penalize', now every env's default) the greedy policy at step 40 won
  * 46.5 % with 1.5 % invalid (warm start: 41 %, 9.7 %), at 60–90 s a step.
- * The KL's weight is 0.05: at β 1 the KL-regularised optimum is the warm start tilted by about
- * e^(A/β) per answer, and with advantages of unit spread that is too little to move a Nim answer.
+ * The KL's weight is 0.05: at β 1 the KL-regularised optimum is the warm start tilted by at most
+ * about e^(A/β) per answer (k3's forward-KL pull holds it softer still, loss-kl.ts), and with
+ * advantages of unit spread that is too little to move a Nim answer.
  * Measured from one warm start (the same options, seed 1, two threads): at β 1, 78 steps left the
  * greedy evaluation at 0.09 (54.5 % wins) at steps 25, 50 and 75, the same policy each time, and
  * the sampled answers ~30 % refused (the warm start's 52–69 % times ~e^−1); at β 0.05 greedy went

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { UsageError } from '../core/errors.ts';
 import { describeZodError } from '../core/schemas.ts';
+import { KL_ESTIMATORS } from './loss-kl.ts';
 
 /**
  * `grpo`     per-sequence token mean, then the mean over sequences (DeepSeekMath GRPO)
@@ -23,7 +24,13 @@ export const lossConfigSchema = z.strictObject({
   clipHigh: z.number().min(0, 'must be ≥ 0').default(0.28),
   /** β, the weight of the k3 KL to a frozen reference; 0 disables it (and no reference is needed). */
   klBeta: z.number().min(0, 'must be ≥ 0').default(0),
-  /** Past this value each token's k3 continues along its tangent, bounding its gradient (loss-kl.ts); null: plain k3. */
+  /**
+   * The KL term's per-token estimator (loss-kl.ts): `k3` (the default; its gradient is the forward
+   * KL's, which holds even a sure choice soft) or `k2` = ½(log π − log π_ref)² (the reverse KL's
+   * gradient: sure where the advantage is large, soft where it is small).
+   */
+  klEstimator: z.enum(KL_ESTIMATORS).default('k3'),
+  /** Past this value each token's KL term continues along its tangent, bounding its gradient (loss-kl.ts); null: unbounded. */
   klMax: z.number().positive('must be > 0').nullable().default(null),
   lengthNorm: z.enum(LENGTH_NORMS).default('dapo'),
   /** Dr. GRPO's constant: tokens per sequence to divide by (the sampler's max completion tokens). */

@@ -1,11 +1,19 @@
 /**
- * KL to a frozen reference policy, per token, with Schulman's k3 estimator (DeepSeekMath GRPO):
+ * KL to a frozen reference policy, per token, from tokens sampled by π_new, as a loss term.
  *
- *   k3 = exp(ref − new) − (ref − new) − 1   ≥ 0, = 0 iff ref = new,
+ *   k3 = exp(ref − new) − (ref − new) − 1   (Schulman's estimator; DeepSeekMath GRPO, TRL)
+ *   k2 = ½ (new − ref)²
  *
- * an unbiased, low-variance estimate of KL(π_new ‖ π_ref) from tokens sampled by π_new
- * (E_new[π_ref/π_new] = 1). Its gradient in log π_new is 1 − π_ref/π_new.
- * The same estimator with x = new − old is the "approx KL" metric between policy versions.
+ * k3's value is an unbiased, low-variance estimate of KL(π_new ‖ π_ref) (E_new[π_ref/π_new] = 1),
+ * but as a loss its gradient in log π_new is 1 − π_ref/π_new, whose expectation over π_new's
+ * samples, Σ_a (π_new − π_ref) ∇log π_new, is the gradient of the forward KL(π_ref ‖ π_new); k2's
+ * gradient (new − ref) ∇log π_new has the expectation of the reverse KL(π_new ‖ π_ref)'s gradient
+ * (Σ_a π_new ∇log π_new = 0). The two agree near the reference and part far from it: forward KL's
+ * pull on a two-way choice with a 50/50 reference tends to β/2 however sure the policy is, so an
+ * action worth ΔA more settles where π(1 − π)ΔA = β(π − ½), never surer than ~1 − β/(2ΔA) (ΔA 1.5
+ * at β 1: π ≈ 0.77); reverse KL's settles at π_ref·exp(A/β) (0.82 there, 0.95 at ΔA 3), sure where
+ * the advantage is large and soft only where it is small.
+ * The k3 of x = new − old is also the "approx KL" metric between policy versions.
  * Consumes its arguments.
  */
 import { np, type Tensor } from '../model/engine.ts';
@@ -30,6 +38,23 @@ export function k3Inverse(max: number): number {
   return x;
 }
 
+export const KL_ESTIMATORS = ['k3', 'k2'] as const;
+export type KlEstimator = (typeof KL_ESTIMATORS)[number];
+
+/**
+ * The KL term per token [B, T] with `estimator` (k3 below; k2 = ½x², past |x| = √(2·max) continued
+ * along its tangent, i.e. the Huber loss of the log-ratio, so a token pulls with at most √(2·max)).
+ */
+export function klToReference(refLogprobs: Tensor, newLogprobs: Tensor, mask: Tensor, max: number | null = null, estimator: KlEstimator = 'k3'): Tensor {
+  if (estimator === 'k3') return k3ToReference(refLogprobs, newLogprobs, mask, max);
+  const x = refLogprobs.sub(newLogprobs).mul(mask);
+  if (max === null) return x.ref.mul(x).mul(0.5);
+  const edge = Math.sqrt(2 * max);
+  const c = np.clip(x.ref, -edge, edge);
+  // ½c² + c(x − c): ½x² inside the edges, linear with slope ±edge past them.
+  return x.sub(c.ref.mul(0.5)).mul(c);
+}
+
 /**
  * k3 estimate of KL(π_new ‖ π_ref) per token [B, T]. `mask` zeroes the log-ratio where it is 0
  * (padding), so the estimate is exactly 0 there whatever the padded values are.
@@ -46,7 +71,7 @@ export function k3Inverse(max: number): number {
  * there). The other side (π_new ≫ π_ref, x ≪ 0) is already linear, slope −1 + exp(x) ≥ −1, and
  * is left as it is.
  */
-export function klToReference(refLogprobs: Tensor, newLogprobs: Tensor, mask: Tensor, max: number | null = null): Tensor {
+function k3ToReference(refLogprobs: Tensor, newLogprobs: Tensor, mask: Tensor, max: number | null): Tensor {
   const x = refLogprobs.sub(newLogprobs).mul(mask);
   if (max === null) return k3(x);
   const c = np.minimum(x.ref, k3Inverse(max));

@@ -96,8 +96,10 @@ export function policyLoss(inputs: PolicyLossInputs, settings: LossSettings): Lo
   metrics.policyLoss = lax.stopGradient(loss.ref);
 
   if (refLogprobs) {
-    const kl = klToReference(refLogprobs, newLogprobs.ref, mask.ref, settings.klMax);
-    metrics.refKl = mean(lax.stopGradient(kl.ref));
+    // The metric is k3's value (an unbiased KL estimate) whichever estimator the loss uses.
+    const kl = klToReference(refLogprobs.ref, newLogprobs.ref, mask.ref, settings.klMax, settings.klEstimator);
+    metrics.refKl = mean(settings.klEstimator === 'k3' ? lax.stopGradient(kl.ref) : k3(lax.stopGradient(refLogprobs.ref.sub(newLogprobs.ref)).mul(mask.ref)));
+    refLogprobs.dispose();
     if (inputs.klBeta || settings.klBeta > 0) {
       const klLoss = weightedSum(kl, weights.ref).mul(inputs.klBeta ?? settings.klBeta);
       metrics.klLoss = lax.stopGradient(klLoss.ref);

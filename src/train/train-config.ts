@@ -131,7 +131,9 @@ export const trainConfigSchema = z.strictObject({
    * the action that is better on average (stick) faster than the model learns to read the state, the
    * policy turns deterministic (P(stick) 0.99 in every state by step 150), every group ties and
    * learning stops; at β 1 it stays near the warm start's 50/50 while the state dependence grows
-   * (low sums hit, 19-21 stick by step 50).
+   * (low sums hit, 19-21 stick by step 50). The estimator stays k3 (`loss.klEstimator`): k2, whose
+   * gradient is the reverse KL's, handed over −0.0734 / −0.0762 on seeds 0 / 2 against k3's
+   * −0.0693 / −0.0707 (docs/results.md).
    */
   loss: lossConfigSchema
     // The default lives in the field, so a config that sets other loss fields keeps it.
@@ -162,9 +164,9 @@ export const trainConfigSchema = z.strictObject({
       klBetaAnnealShare: klBetaAnnealShareSchema,
       /**
        * Every this many RL steps the KL's reference becomes the current RL weights (ProRL's reference
-       * reset, Liu et al. 2025); null: the warm start throughout. With β·KL the policy settles near
-       * π_ref·exp(A/β), so a fixed reference caps each state's logit gap at about ΔA/β; a reset lets
-       * the gap grow by that much again, while each period still holds the policy near where it was.
+       * reset, Liu et al. 2025); null: the warm start throughout. With β·KL a fixed reference caps each
+       * state's logit gap (at about ΔA/β with `klEstimator` k2, lower with k3: loss-kl.ts); a reset lets
+       * the gap grow again, while each period still holds the policy near where it was.
        * Measured on Blackjack (defaults, N = 50, seeds 1 and 2): the gaps grew (P(stick) 0.97–0.99 on
        * 17–21 by step 250, 0.84–0.92 at step 100) but the dealer-dependent hard 12–16 stayed mixed,
        * and the handed-over policy scored −0.0691 / −0.0767 exact, no better than without; so off.

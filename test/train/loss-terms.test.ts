@@ -95,6 +95,46 @@ test('k3 KL past klMax continues along its tangent: the value grows linearly and
   assert.throws(() => k3Inverse(0), /max must be > 0/);
 });
 
+test('k2 KL to the reference: ½(ref − new)², gradient new − ref; past klMax the Huber tangent, slope ±√(2·klMax)', async () => {
+  // ref − new = [0, ln 2, 3, −3], padding masked
+  const ref = [-1, -1 + Math.LN2, 2, -4, 150];
+  const fresh = [-1, -1, -1, -1, -80];
+  const mask = [1, 1, 1, 1, 0];
+  const half = 0.5 * Math.LN2 ** 2; // 0.240227
+  close(await klToReference(np.array(ref), np.array(fresh), np.array(mask), null, 'k2').data(), [0, half, 4.5, 4.5, 0], 1e-6, 'k2');
+  const g = grad((lp: Tensor) => klToReference(np.array(ref), lp, np.array(mask), null, 'k2').sum())(np.array(fresh));
+  close(await g.data(), [0, -Math.LN2, -3, 3, 0], 1e-6, 'gradient');
+  // klMax 2: edge √4 = 2; past it ½·4 + 2(|x| − 2) = 4 at |x| = 3, slope ∓2.
+  close(await klToReference(np.array(ref), np.array(fresh), np.array(mask), 2, 'k2').data(), [0, half, 4, 4, 0], 1e-6, 'bounded');
+  const gb = grad((lp: Tensor) => klToReference(np.array(ref), lp, np.array(mask), 2, 'k2').sum())(np.array(fresh));
+  close(await gb.data(), [0, -Math.LN2, -2, 2, 0], 1e-6, 'bounded gradient');
+});
+
+test('over the actions a policy samples, k3 as a loss follows the forward KL(π_ref ‖ π) and k2 the reverse KL(π ‖ π_ref)', async () => {
+  // π = softmax(z) over 3 actions, π_ref fixed. E_{a~π}[∇_z loss(a)] = Σ_a π_a ∇_z loss(a), each
+  // loss taken with the gradient through log π_a only (as the trainer does with sampled tokens).
+  const z = [0.3, -0.2, 1.1];
+  const refLp = [Math.log(0.5), Math.log(0.3), Math.log(0.2)];
+  const p = z.map(Math.exp);
+  const total = p.reduce((a, b) => a + b, 0);
+  const pi = p.map((v) => v / total);
+  const logPi = pi.map(Math.log);
+  const expected = async (estimator: 'k3' | 'k2'): Promise<number[]> => {
+    const g = grad((zz: Tensor) => {
+      const lp = zz.ref.sub(np.log(np.exp(zz).sum()));
+      // Σ_a π_a·term(a) with π_a held constant: the expectation over sampled actions.
+      return klToReference(np.array(refLp), lp, np.array([1, 1, 1]), null, estimator).mul(np.array(pi)).sum();
+    })(np.array(z));
+    return Array.from(await g.data());
+  };
+  // ∇_z KL(π_ref ‖ π) = π − π_ref;  ∇_z KL(π ‖ π_ref) = π ⊙ (d − Σ π d) with d = log π − log π_ref.
+  const refP = refLp.map(Math.exp);
+  const d = logPi.map((v, i) => v - refLp[i]);
+  const meanD = d.reduce((a, v, i) => a + pi[i] * v, 0);
+  close(await expected('k3'), pi.map((v, i) => v - refP[i]), 1e-6, 'k3: forward KL gradient');
+  close(await expected('k2'), pi.map((v, i) => v * (d[i] - meanD)), 1e-6, 'k2: reverse KL gradient');
+});
+
 test('truncated importance weight: min(π_old/π_sampler, cap) and the capped share', async () => {
   // old − sampling = [0, ln 3, −ln 2, ln 1.5] → π_old/π_sampler = [1, 3, 0.5, 1.5]; cap 2
   const w = truncatedImportanceWeight(np.array([0, Math.log(3), -Math.LN2, Math.log(1.5)]), 2);

@@ -1,0 +1,121 @@
+/**
+ * The second control (the tabular one, tabular-blackjack, keeps the rewards and swaps the model):
+ * the default model, warm start and trainer of `spindle train --env blackjack`, trained on every
+ * decision's exact action values instead of the hand's outcome. Blackjack is shown to the trainer
+ * as a dense env whose `actionRewards()` are the solver's values of hitting and sticking (under
+ * optimal play after), so each decision's sampled answers are compared without the cards' luck
+ * (`advantage.estimator` 'dense'). What it measures: whether the model can read the state and learn
+ * the optimal table at all, apart from the noise of the outcome reward. A diagnostic only: a real
+ * run never sees these values (Blackjack is an outcome env).
+ * Prints the exact return of the handed-over policy's greedy table and the states it gets wrong.
+ * usage: npm run bench -- blackjack-exact-values [--json] [--seed 0] [--steps 120] [--threads N]
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { newId, nowIso } from '../src/core/ids.ts';
+import type { Action, ActionValue, Env, EnvSpec } from '../src/envs/env.ts';
+import type { BlackjackOptions } from '../src/envs/blackjack/options.ts';
+import { blackjackSpec } from '../src/envs/blackjack/spec.ts';
+import { solveBlackjack } from '../src/envs/blackjack/solver.ts';
+import { blackjackStrategyChart } from '../src/eval/blackjack-strategy-chart.ts';
+import { initEngine } from '../src/model/engine.ts';
+import { openStore } from '../src/store/open.ts';
+import { blackjackGreedyTable } from '../src/train/greedy-table.ts';
+import { parseTrainConfig } from '../src/train/train-config.ts';
+import { trainRun } from '../src/train/trainer.ts';
+import { flag } from './flags.ts';
+import type { BenchFigures } from './run.ts';
+
+/** Blackjack as a dense env: the same deals and text, each decision scored by the oracle's action values. */
+function exactValueEnv(inner: Env): Env {
+  return {
+    kind: 'dense',
+    invalidAction: inner.invalidAction,
+    reset: (seed) => inner.reset(seed),
+    step: (action: Action) => inner.step(action),
+    validate: (action: Action) => inner.validate(action),
+    legalActions: () => inner.legalActions(),
+    state: () => inner.state(),
+    oracle: () => inner.oracle!(),
+    actionRewards: (): ActionValue[] => {
+      const { action, forecasts } = inner.oracle!();
+      const values = forecasts as { stickValue: number; hitValue: number };
+      const move = (name: string): Action => ({ ...action, name, arguments: {} });
+      return [
+        { action: move('stick'), expectedReward: values.stickValue },
+        { action: move('hit'), expectedReward: values.hitValue },
+      ];
+    },
+  };
+}
+
+function positiveInt(text: string, name: string): number {
+  const v = Number(text);
+  if (!Number.isSafeInteger(v) || v < 0) throw new Error(`--${name} must be a non-negative integer, got ${text}`);
+  return v;
+}
+
+export async function run(args: string[], log: (line: string) => void): Promise<BenchFigures> {
+  const seed = positiveInt(flag(args, 'seed', '0'), 'seed');
+  const steps = positiveInt(flag(args, 'steps', '120'), 'steps');
+  const threadsFlag = flag(args, 'threads', '');
+  // Same name and exact values as Blackjack, so the trainer's evaluations report the greedy table.
+  const spec: EnvSpec<BlackjackOptions> = { ...blackjackSpec, kind: 'dense', create: (o) => exactValueEnv(blackjackSpec.create(o)) };
+  const options = blackjackSpec.options.parse({});
+  const settings = parseTrainConfig({
+    steps,
+    seed,
+    // One episode per seed, four answers at each decision compared by their exact values.
+    groupSize: 1,
+    batchSeeds: 64,
+    episode: { decisionSamples: 4 },
+    advantage: { estimator: 'dense' },
+    evalEvery: Math.max(1, Math.ceil(steps / 4)),
+    checkpointEvery: steps || 1,
+    ...(threadsFlag ? { threads: positiveInt(threadsFlag, 'threads') } : {}),
+  });
+  const { threads } = await initEngine(settings.threads === null ? {} : { threads: settings.threads });
+  const store = await openStore(join(mkdtempSync(join(tmpdir(), 'spindle-bench-exact-')), 'spindle.db'));
+  const runId = newId('run');
+  await store.createRun({ id: runId, kind: 'train', env: spec.name, envOptions: options, policy: 'default-model', config: {}, status: 'running', createdAt: nowIso(), finishedAt: null, summary: null });
+
+  const start = performance.now();
+  const outcome = await trainRun({
+    spec,
+    options,
+    settings,
+    store,
+    runId,
+    resume: null,
+    onEvent: (e) => {
+      if (e.type === 'eval') log(`eval at step ${e.step}: exact ${e.eval.exactReturn?.toFixed(4) ?? '?'}`);
+    },
+  });
+  const table = await blackjackGreedyTable(outcome.policy, options, { maxTokens: outcome.maxTokens });
+  const wall = (performance.now() - start) / 1000;
+  await outcome.policy.close();
+  await store.close();
+
+  const optimal = solveBlackjack(options);
+  const wrong = blackjackStrategyChart(table.moves, options).differences;
+  log(
+    `seed ${seed}, ${steps} steps (${outcome.episodes} episodes): greedy table exact ${table.exactReturn.toFixed(4)} ` +
+      `(optimum ${optimal.optimal.expectedReturn.toFixed(4)}), ${wrong.length} of ${table.states} states off the optimal move, ` +
+      `${table.invalidStates} invalid; ${wall.toFixed(0)} s, threads ${threads}`,
+  );
+  if (wrong.length > 0) log(`off: ${wrong.map((d) => `${d.key} ${d.chosen} (−${d.cost.toFixed(3)})`).join(', ')}`);
+  return {
+    seed,
+    steps,
+    episodes: outcome.episodes,
+    threads,
+    exactReturn: table.exactReturn,
+    optimalReturn: optimal.optimal.expectedReturn,
+    gap: optimal.optimal.expectedReturn - table.exactReturn,
+    statesOff: wrong.length,
+    invalidStates: table.invalidStates,
+    warmStartSeconds: outcome.warmStart?.seconds ?? 0,
+    wallSeconds: wall,
+  };
+}
