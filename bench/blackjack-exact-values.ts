@@ -10,21 +10,15 @@
  * Prints the exact return of the handed-over policy's greedy table and the states it gets wrong.
  * usage: npm run bench -- blackjack-exact-values [--json] [--seed 0] [--steps 120] [--threads N]
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { newId, nowIso } from '../src/core/ids.ts';
 import type { Action, ActionValue, Env, EnvSpec } from '../src/envs/env.ts';
 import type { BlackjackOptions } from '../src/envs/blackjack/options.ts';
 import { blackjackSpec } from '../src/envs/blackjack/spec.ts';
 import { solveBlackjack } from '../src/envs/blackjack/solver.ts';
 import { blackjackStrategyChart } from '../src/eval/blackjack-strategy-chart.ts';
-import { initEngine } from '../src/model/engine.ts';
-import { openStore } from '../src/store/open.ts';
 import { blackjackGreedyTable } from '../src/train/greedy-table.ts';
 import { parseTrainConfig } from '../src/train/train-config.ts';
-import { trainRun } from '../src/train/trainer.ts';
 import { flag } from './flags.ts';
+import { tempTrainRun } from './temp-train-run.ts';
 import type { BenchFigures } from './run.ts';
 
 /** Blackjack as a dense env: the same deals and text, each decision scored by the oracle's action values. */
@@ -75,25 +69,10 @@ export async function run(args: string[], log: (line: string) => void): Promise<
     checkpointEvery: steps || 1,
     ...(threadsFlag ? { threads: positiveInt(threadsFlag, 'threads') } : {}),
   });
-  const { threads } = await initEngine(settings.threads === null ? {} : { threads: settings.threads });
-  const store = await openStore(join(mkdtempSync(join(tmpdir(), 'spindle-bench-exact-')), 'spindle.db'));
-  const runId = newId('run');
-  await store.createRun({ id: runId, kind: 'train', env: spec.name, envOptions: options, policy: 'default-model', config: {}, status: 'running', createdAt: nowIso(), finishedAt: null, summary: null });
-
-  const start = performance.now();
-  const outcome = await trainRun({
-    spec,
-    options,
-    settings,
-    store,
-    runId,
-    resume: null,
-    onEvent: (e) => {
-      if (e.type === 'eval') log(`eval at step ${e.step}: exact ${e.eval.exactReturn?.toFixed(4) ?? '?'}`);
-    },
+  const { outcome, store, threads, seconds } = await tempTrainRun(spec, options, settings, 'spindle-bench-exact-', (e) => {
+    if (e.type === 'eval') log(`eval at step ${e.step}: exact ${e.eval.exactReturn?.toFixed(4) ?? '?'}`);
   });
   const table = await blackjackGreedyTable(outcome.policy, options, { maxTokens: outcome.maxTokens });
-  const wall = (performance.now() - start) / 1000;
   await outcome.policy.close();
   await store.close();
 
@@ -102,7 +81,7 @@ export async function run(args: string[], log: (line: string) => void): Promise<
   log(
     `seed ${seed}, ${steps} steps (${outcome.episodes} episodes): greedy table exact ${table.exactReturn.toFixed(4)} ` +
       `(optimum ${optimal.optimal.expectedReturn.toFixed(4)}), ${wrong.length} of ${table.states} states off the optimal move, ` +
-      `${table.invalidStates} invalid; ${wall.toFixed(0)} s, threads ${threads}`,
+      `${table.invalidStates} invalid; ${seconds.toFixed(0)} s, threads ${threads}`,
   );
   if (wrong.length > 0) log(`off: ${wrong.map((d) => `${d.key} ${d.chosen} (−${d.cost.toFixed(3)})`).join(', ')}`);
   return {
@@ -116,6 +95,6 @@ export async function run(args: string[], log: (line: string) => void): Promise<
     statesOff: wrong.length,
     invalidStates: table.invalidStates,
     warmStartSeconds: outcome.warmStart?.seconds ?? 0,
-    wallSeconds: wall,
+    wallSeconds: seconds,
   };
 }

@@ -5,18 +5,12 @@
  * by the default step count).
  * usage: npm run bench -- train [--json] [--env blackjack] [--steps 10] [--threads N] [--config '{"groupSize":8}']
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { newId, nowIso } from '../src/core/ids.ts';
 import type { MetricPoint } from '../src/core/trajectory.ts';
 import { trainPresetOf } from '../src/envs/env.ts';
 import { loadEnvSpec } from '../src/envs/registry.ts';
-import { initEngine } from '../src/model/engine.ts';
-import { openStore } from '../src/store/open.ts';
 import { mergeTrainConfig, parseTrainConfig, type TrainConfig } from '../src/train/train-config.ts';
-import { trainRun } from '../src/train/trainer.ts';
 import { flag } from './flags.ts';
+import { tempTrainRun } from './temp-train-run.ts';
 import type { BenchFigures } from './run.ts';
 
 function sum(metrics: readonly MetricPoint[], name: string, from = 1): number {
@@ -41,31 +35,16 @@ export async function run(args: string[], log: (line: string) => void): Promise<
       ...(threadsFlag ? { threads: Number(threadsFlag) } : {}),
     }),
   );
-  const { threads } = await initEngine(settings.threads === null ? {} : { threads: settings.threads });
-  const store = await openStore(join(mkdtempSync(join(tmpdir(), 'spindle-bench-train-')), 'spindle.db'));
-  const runId = newId('run');
-  await store.createRun({ id: runId, kind: 'train', env: spec.name, envOptions: options, policy: 'default-model', config: {}, status: 'running', createdAt: nowIso(), finishedAt: null, summary: null });
-
-  const start = performance.now();
-  const outcome = await trainRun({
-    spec,
-    options,
-    settings,
-    store,
-    runId,
-    resume: null,
-    onEvent: (e) => {
-      if (e.type === 'warm-start-check') log(`warm start check at step ${e.check.step}: invalid ${(100 * e.check.invalidRate).toFixed(1)}%`);
-      if (e.type === 'step') {
-        const m = e.metrics;
-        log(
-          `step ${e.step}: ${m['time/step_s'].toFixed(2)} s (rollout ${m['time/rollout_s'].toFixed(2)}, train ${m['time/train_s'].toFixed(2)}), ` +
-            `reward ${m['reward/mean'].toFixed(3)}, ${m['train/updates'] ?? 0} updates`,
-        );
-      }
-    },
+  const { outcome, store, runId, threads, seconds: wall } = await tempTrainRun(spec, options, settings, 'spindle-bench-train-', (e) => {
+    if (e.type === 'warm-start-check') log(`warm start check at step ${e.check.step}: invalid ${(100 * e.check.invalidRate).toFixed(1)}%`);
+    if (e.type === 'step') {
+      const m = e.metrics;
+      log(
+        `step ${e.step}: ${m['time/step_s'].toFixed(2)} s (rollout ${m['time/rollout_s'].toFixed(2)}, train ${m['time/train_s'].toFixed(2)}), ` +
+          `reward ${m['reward/mean'].toFixed(3)}, ${m['train/updates'] ?? 0} updates`,
+      );
+    }
   });
-  const wall = (performance.now() - start) / 1000;
   await outcome.policy.close();
   const metrics = await store.getMetrics(runId);
   await store.close();

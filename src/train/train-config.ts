@@ -159,7 +159,9 @@ export const trainConfigSchema = z.strictObject({
        * hands over −0.056 / −0.059 / −0.060 (seeds 0–2, 64,000 episodes) against the full anneal's
        * −0.069 / −0.075 / −0.075, but the default model does not take it: at 0.4, seed 3 turned to
        * always-stick by step 80 (β 0.2; every group tied from step 115, nothing left to learn from,
-       * −0.1864) and seed 0 handed over −0.0816 (the full anneal: −0.0773, −0.0719).
+       * −0.1864) and seed 0 handed over −0.0816 (the full anneal: −0.0773, −0.0719); at 0.7, seeds 0–3
+       * handed over −0.0649 / −0.0647 / −0.0762 / −0.0712 (the full anneal: −0.0693 / −0.0664 / −0.0707 /
+       * −0.0749), within the seeds' spread.
        */
       klBetaAnnealShare: klBetaAnnealShareSchema,
       /**

@@ -97,6 +97,14 @@ test('policy loss: clipped PG with truncated IS and k3 KL, and every metric, by 
   near(await scalar(m.clipFracHigh), 0, 0, 'clipFracHigh');
 });
 
+test('policy loss with the k2 estimator: β·½(ref − new)² in the loss, the k3 value as the refKl metric', async () => {
+  const [loss, m] = policyLoss(batchInputs(), parseLossConfig({ lengthNorm: 'grpo', klBeta: 0.1, klEstimator: 'k2' }));
+  // ½x² of ref − new = [[0.005, 0], [0, 0.005, 0.02]]: 0.1 · ((0.005 + 0)/2 + (0 + 0.005 + 0.02)/3) / 2 = 0.00054167
+  near(await scalar(m.klLoss), 0.00054167, 1e-7, 'klLoss');
+  near(await scalar(loss), 0.05430705 + 0.00054167, 1e-6, 'loss');
+  near(await scalar(m.refKl), 0.0062155, 1e-6, 'refKl (k3 value, as with k3)');
+});
+
 test('policy loss: dapo and dr_grpo on the same batch; cispo; no old policy means no IS weight', async () => {
   const [dapo] = policyLoss({ ...batchInputs(), refLogprobs: undefined, entropy: undefined }, parseLossConfig({}));
   near(await scalar(dapo), 0.03170623 / 5, 1e-6, 'dapo: Σ w·ℓ over 5 tokens');
