@@ -22,7 +22,7 @@ export const lossConfigSchema = z.strictObject({
   clipLow: z.number().min(0, 'must be ≥ 0').default(0.2),
   /** r is clipped above at 1 + clipHigh (DAPO's clip-higher: 0.28 > 0.2 keeps exploration alive). */
   clipHigh: z.number().min(0, 'must be ≥ 0').default(0.28),
-  /** β, the weight of the k3 KL to a frozen reference; 0 disables it (and no reference is needed). */
+  /** β, the weight of the KL term to a frozen reference; 0 disables it (and no reference is needed). */
   klBeta: z.number().min(0, 'must be ≥ 0').default(0),
   /**
    * The KL term's per-token estimator (loss-kl.ts): `k3` (the default; its gradient is the forward
