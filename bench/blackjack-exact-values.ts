@@ -11,6 +11,7 @@
  * usage: npm run bench -- blackjack-exact-values [--json] [--seed 0] [--steps 120] [--threads N]
  */
 import type { Action, ActionValue, Env, EnvSpec } from '../src/envs/env.ts';
+import { moveAction } from '../src/envs/blackjack/actions.ts';
 import type { BlackjackOptions } from '../src/envs/blackjack/options.ts';
 import { blackjackSpec } from '../src/envs/blackjack/spec.ts';
 import { solveBlackjack } from '../src/envs/blackjack/solver.ts';
@@ -33,26 +34,24 @@ function exactValueEnv(inner: Env): Env {
     state: () => inner.state(),
     oracle: () => inner.oracle!(),
     actionRewards: (): ActionValue[] => {
-      const { action, forecasts } = inner.oracle!();
-      const values = forecasts as { stickValue: number; hitValue: number };
-      const move = (name: string): Action => ({ ...action, name, arguments: {} });
+      const values = inner.oracle!().forecasts as { stickValue: number; hitValue: number };
       return [
-        { action: move('stick'), expectedReward: values.stickValue },
-        { action: move('hit'), expectedReward: values.hitValue },
+        { action: moveAction('stick'), expectedReward: values.stickValue },
+        { action: moveAction('hit'), expectedReward: values.hitValue },
       ];
     },
   };
 }
 
-function positiveInt(text: string, name: string): number {
+function nonNegativeInt(text: string, name: string): number {
   const v = Number(text);
   if (!Number.isSafeInteger(v) || v < 0) throw new Error(`--${name} must be a non-negative integer, got ${text}`);
   return v;
 }
 
 export async function run(args: string[], log: (line: string) => void): Promise<BenchFigures> {
-  const seed = positiveInt(flag(args, 'seed', '0'), 'seed');
-  const steps = positiveInt(flag(args, 'steps', '120'), 'steps');
+  const seed = nonNegativeInt(flag(args, 'seed', '0'), 'seed');
+  const steps = nonNegativeInt(flag(args, 'steps', '120'), 'steps');
   const threadsFlag = flag(args, 'threads', '');
   // Same name and exact values as Blackjack, so the trainer's evaluations report the greedy table.
   const spec: EnvSpec<BlackjackOptions> = { ...blackjackSpec, kind: 'dense', create: (o) => exactValueEnv(blackjackSpec.create(o)) };
@@ -67,7 +66,7 @@ export async function run(args: string[], log: (line: string) => void): Promise<
     advantage: { estimator: 'dense' },
     evalEvery: Math.max(1, Math.ceil(steps / 4)),
     checkpointEvery: steps || 1,
-    ...(threadsFlag ? { threads: positiveInt(threadsFlag, 'threads') } : {}),
+    ...(threadsFlag ? { threads: nonNegativeInt(threadsFlag, 'threads') } : {}),
   });
   const { outcome, store, threads, seconds } = await tempTrainRun(spec, options, settings, 'spindle-bench-exact-', (e) => {
     if (e.type === 'eval') log(`eval at step ${e.step}: exact ${e.eval.exactReturn?.toFixed(4) ?? '?'}`);

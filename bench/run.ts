@@ -13,23 +13,33 @@ export type BenchRun = (args: string[], log: (line: string) => void) => Promise<
 
 const here = dirname(fileURLToPath(import.meta.url));
 
+const EXPORTS_RUN = /export\s+(async\s+)?function\s+run\b|export\s+const\s+run\b/;
+
+/** A bench exports `run`, or is a plain script that exports nothing; other modules here are its helpers (flags.ts). */
+function isBench(name: string): boolean {
+  if (!/^[a-z0-9][a-z0-9-]*$/.test(name) || name === 'run' || !existsSync(join(here, `${name}.ts`))) return false;
+  const text = readFileSync(join(here, `${name}.ts`), 'utf8');
+  return EXPORTS_RUN.test(text) || !/^export\s/m.test(text);
+}
+
 function available(): string[] {
   return readdirSync(here)
-    .filter((f) => f.endsWith('.ts') && f !== 'run.ts')
+    .filter((f) => f.endsWith('.ts'))
     .map((f) => f.slice(0, -3))
+    .filter(isBench)
     .sort();
 }
 
 async function main(argv: string[]): Promise<number> {
   const json = argv.includes('--json');
   const [name, ...args] = argv.filter((a) => a !== '--json');
-  if (!name || !/^[a-z0-9][a-z0-9-]*$/.test(name) || !existsSync(join(here, `${name}.ts`))) {
+  if (!name || !isBench(name)) {
     console.error(`usage: npm run bench -- NAME [--json] [ARGS...]; NAME is one of: ${available().join(', ')}`);
     return 2;
   }
   const file = join(here, `${name}.ts`);
   // A plain script runs as it is imported, so tell it apart before importing it.
-  const reports = /export\s+(async\s+)?function\s+run\b|export\s+const\s+run\b/.test(readFileSync(file, 'utf8'));
+  const reports = EXPORTS_RUN.test(readFileSync(file, 'utf8'));
   if (json && !reports) {
     console.error(`bench '${name}' is a plain script: it reports no figures for --json`);
     return 2;
