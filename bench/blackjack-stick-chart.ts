@@ -6,13 +6,12 @@
  * (optimal: hit): their difference is how much the policy reads the dealer's card.
  * usage: npm run bench -- blackjack-stick-chart --policy run:RUN[@STEP] [--db FILE] [--samples 200] [--json]
  */
-import { parseCompletion } from '../src/agent/parse-tool-calls.ts';
 import { blackjackSpec } from '../src/envs/blackjack/spec.ts';
 import { initEngine } from '../src/model/engine.ts';
 import '../src/policy/embedded-register.ts';
 import { resolvePolicy } from '../src/policy/resolve.ts';
 import '../src/policy/run-checkpoint-register.ts';
-import { tableStateMessages } from '../src/train/greedy-table.ts';
+import { judgeAnswer, tableStateMessages } from '../src/train/greedy-table.ts';
 import { blackjackTableStates } from '../src/train/greedy-table-states.ts';
 import { flag } from './flags.ts';
 import type { BenchFigures } from './run.ts';
@@ -37,10 +36,7 @@ export async function run(args: string[], log: (line: string) => void): Promise<
     states.map(async (s, i) => {
       // A seed per state, so the states do not share their random draws.
       const answers = await policy.complete({ messages: tableStateMessages(instructions, s), tools: s.tools, maxTokens, temperature: 1, n: samples, seed: 1000 + i });
-      const sticks = answers.filter((c) => {
-        const parsed = parseCompletion(c, s.tools);
-        return !parsed.error && parsed.calls.length === 1 && parsed.calls[0].name === 'stick';
-      }).length;
+      const sticks = answers.filter((c) => judgeAnswer(c, s).move === 'stick').length;
       share.set(`${s.state.playerSum}/${s.state.dealerCard}`, sticks / samples);
     }),
   );

@@ -13,6 +13,7 @@
  */
 import { parseCompletion } from '../agent/parse-tool-calls.ts';
 import { assistantMessage, cachedSystemPrompt, observationMessage, systemMessage, toolResultMessage } from '../agent/prompt.ts';
+import type { Completion } from '../core/completion.ts';
 import type { Message } from '../core/messages.ts';
 import type { BlackjackMove } from '../envs/blackjack/actions.ts';
 import type { BlackjackOptions } from '../envs/blackjack/options.ts';
@@ -68,18 +69,22 @@ export function tableStateMessages(instructions: string, s: BlackjackTableState)
   return messages;
 }
 
+/** An answer at a table state, judged as the agent loop judges it: its move, or why it is not a legal one. */
+export function judgeAnswer(completion: Completion, s: BlackjackTableState): { move: TableMove; invalidReason: string | null } {
+  const answer = parseCompletion(completion, s.tools);
+  if (answer.error) return { move: 'invalid', invalidReason: `${answer.error.kind}: ${answer.error.message}` };
+  if (answer.calls.length !== 1) return { move: 'invalid', invalidReason: `multiple_actions: ${answer.calls.length} calls` };
+  const [call] = answer.calls;
+  const refusal = s.env.validate({ name: call.name, arguments: call.arguments });
+  if (refusal !== null) return { move: 'invalid', invalidReason: `illegal_action: ${refusal}` };
+  return { move: call.name as BlackjackMove, invalidReason: null };
+}
+
 /** The policy's greedy answer at one state, judged as the agent loop judges it. */
 async function greedyAnswer(policy: Policy, instructions: string, s: BlackjackTableState, settings: GreedyTableSettings): Promise<GreedyTableEntry> {
   const messages = tableStateMessages(instructions, s);
   const [completion] = await policy.complete({ messages, tools: s.tools, maxTokens: settings.maxTokens, temperature: 0, stop: settings.stop, n: 1, seed: 0 });
-  const answer = parseCompletion(completion, s.tools);
-  const base = { key: s.key, seed: s.seed, hits: s.hits, answer: completion.text };
-  if (answer.error) return { ...base, move: 'invalid', invalidReason: `${answer.error.kind}: ${answer.error.message}` };
-  if (answer.calls.length !== 1) return { ...base, move: 'invalid', invalidReason: `multiple_actions: ${answer.calls.length} calls` };
-  const [call] = answer.calls;
-  const refusal = s.env.validate({ name: call.name, arguments: call.arguments });
-  if (refusal !== null) return { ...base, move: 'invalid', invalidReason: `illegal_action: ${refusal}` };
-  return { ...base, move: call.name as BlackjackMove, invalidReason: null };
+  return { key: s.key, seed: s.seed, hits: s.hits, answer: completion.text, ...judgeAnswer(completion, s) };
 }
 
 /** The greedy table of `policy` under these rules (all states asked at once, so a batching policy decodes them together). */
