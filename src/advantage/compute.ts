@@ -4,6 +4,8 @@
  *   { estimator: 'grpo', scale: 'group', dropZeroVariance: true }
  *   { estimator: 'gae', gamma: 1, lambda: 0.95, whiten: true, clip: 5 }
  *   { estimator: 'tree' }   per-decision credit from the history a group's samples share (tree.ts)
+ *   { estimator: 'critic' } per-decision credit from a table of action values learned across steps
+ *                           (critic.ts; the caller keeps the table and folds each batch into it)
  *   { estimator: 'dense' }  per-decision groups of a dense env (dense.ts): a different unit (the
  *                           samples of one decision), computed by decisionAdvantages
  *                           (from-decisions.ts), not here
@@ -18,6 +20,7 @@ import { treeAdvantages, treeOptionsSchema } from './tree.ts';
 import type { ScoredGroup, TrajectoryAdvantages } from './types.ts';
 import { checkScoredGroups, parseOptions } from './validate.ts';
 import { denseOptionsSchema } from './dense.ts';
+import { criticAdvantages, criticOptionsSchema, learnActionValues, type ActionValueTable, type CriticOptions } from './critic.ts';
 
 const postprocess = {
   /** Drop groups whose rewards are all equal (or that have one sample) before estimating. */
@@ -35,6 +38,7 @@ export const advantageConfigSchema = z.discriminatedUnion('estimator', [
   gaeOptionsSchema.extend({ estimator: z.literal('gae'), ...postprocess }),
   outcomeOptionsSchema.extend({ estimator: z.literal('outcome'), ...postprocess }),
   treeOptionsSchema.extend({ estimator: z.literal('tree'), ...postprocess }),
+  criticOptionsSchema.extend({ estimator: z.literal('critic'), ...postprocess }),
   denseOptionsSchema.extend({ estimator: z.literal('dense'), dropZeroVariance: postprocess.dropZeroVariance }),
 ]);
 export type AdvantageConfig = z.input<typeof advantageConfigSchema>;
@@ -47,18 +51,21 @@ export interface AdvantageResult {
   stats: AdvantageStats;
 }
 
-/** `values` (a value head's estimates per trajectory) are for the gae estimator only. */
-export function computeAdvantages(
-  groups: readonly ScoredGroup[],
-  config: AdvantageConfig,
-  values?: TurnValues,
-): AdvantageResult {
+/** What some estimators read beside the groups: gae a value head's estimates per trajectory, critic its table. */
+export interface EstimatorInputs {
+  values?: TurnValues;
+  actionValues?: ActionValueTable;
+}
+
+export function computeAdvantages(groups: readonly ScoredGroup[], config: AdvantageConfig, inputs: EstimatorInputs = {}): AdvantageResult {
   const c = parseOptions(advantageConfigSchema, config, 'advantage');
   if (c.estimator === 'dense') throw new Error('advantage: the dense estimator scores decisions, not trajectories (decisionAdvantages in from-decisions.ts)');
   checkScoredGroups(groups);
+  const { values, actionValues } = inputs;
   if (values && c.estimator !== 'gae') {
     throw new Error(`advantage: values are only used by the gae estimator, not ${c.estimator}`);
   }
+  if (c.estimator === 'critic' && !actionValues) throw new Error('advantage: the critic estimator needs its table of action values (inputs.actionValues)');
   const { kept, dropped } = c.dropZeroVariance ? dropZeroVarianceGroups(groups) : { kept: [...groups], dropped: [] };
 
   let advantages: TrajectoryAdvantages[];
@@ -78,6 +85,9 @@ export function computeAdvantages(
     case 'tree':
       advantages = treeAdvantages(kept, { scale: c.scale, epsilon: c.epsilon, std: c.std });
       break;
+    case 'critic':
+      advantages = criticAdvantages(kept, actionValues!, criticOptionsOf(c));
+      break;
   }
   if (c.whiten) advantages = whiten(advantages, c.whitenEpsilon);
   if (c.clip !== null) advantages = clip(advantages, c.clip);
@@ -88,4 +98,20 @@ export function computeAdvantages(
     dropped,
   );
   return { advantages, dropped, stats };
+}
+
+function criticOptionsOf(c: Extract<z.output<typeof advantageConfigSchema>, { estimator: 'critic' }>): CriticOptions {
+  const { estimator: _estimator, dropZeroVariance: _drop, whiten: _whiten, whitenEpsilon: _whitenEpsilon, clip: _clip, ...options } = c;
+  return options;
+}
+
+/**
+ * After a step's advantages: folds its groups (all of them, ties included) into what the estimator
+ * learns across steps, the critic's table; nothing for the other estimators.
+ */
+export function learnFromBatch(groups: readonly ScoredGroup[], config: AdvantageConfig, inputs: EstimatorInputs): void {
+  const c = parseOptions(advantageConfigSchema, config, 'advantage');
+  if (c.estimator !== 'critic') return;
+  if (!inputs.actionValues) throw new Error('advantage: the critic estimator needs its table of action values (inputs.actionValues)');
+  learnActionValues(inputs.actionValues, groups, criticOptionsOf(c));
 }

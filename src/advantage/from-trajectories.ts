@@ -1,8 +1,8 @@
 /** From recorded trajectories (src/core/trajectory.ts) to the estimators' plain input. */
-import { canonical } from '../core/canonical.ts';
+import { canonical, canonicalJson } from '../core/canonical.ts';
 import type { Trajectory, Turn } from '../core/trajectory.ts';
 import { isGroupUnscored } from '../rewards/group-reward.ts';
-import type { Decision, ScoredGroup } from './types.ts';
+import { INVALID_ACTION_KEY, type Decision, type ScoredGroup } from './types.ts';
 
 /**
  * One ScoredGroup per `groupId` (a trajectory without one forms its own group, keyed by its id),
@@ -12,7 +12,7 @@ import type { Decision, ScoredGroup } from './types.ts';
  * so Σ turnRewards = reward. Trajectories of a group that a group reward part left unscored
  * (isGroupUnscored) are left out: no score is invented for them. Which other trajectories to train
  * on (e.g. not `failed` ones) is the caller's choice. Each sample's `decisions` (the observation
- * and the action of every turn) are what the tree estimator compares.
+ * and the action of every turn) are what the tree and critic estimators compare.
  */
 export function scoredGroupsFromTrajectories(trajectories: readonly Trajectory[]): ScoredGroup[] {
   const byGroup = new Map<string, Trajectory[]>();
@@ -40,8 +40,11 @@ function turnRewardsWithResidual(t: Trajectory): number[] {
   return rewards;
 }
 
-/** A turn's observation and what the env received: the action calls (name and arguments, key order ignored), or an invalid answer. */
+/**
+ * A turn's observation (and the env's state, where the turn recorded it) and what the env received:
+ * the action calls (name and arguments, key order ignored), or an invalid answer.
+ */
 function decision(turn: Turn): Decision {
-  const action = turn.invalid ? ['invalid'] : turn.actions.map((c) => [c.name, canonical(c.arguments)]);
-  return { state: turn.observation, action: JSON.stringify(action) };
+  const action = turn.invalid ? INVALID_ACTION_KEY : JSON.stringify(turn.actions.map((c) => [c.name, canonical(c.arguments)]));
+  return { state: turn.observation, action, ...(turn.state ? { envState: canonicalJson(turn.state) } : {}) };
 }

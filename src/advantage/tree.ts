@@ -19,7 +19,7 @@
  */
 import { z } from 'zod';
 import { isTied, mean, std } from './moments.ts';
-import { turnRewardsOf, type ScoredGroup, type ScoredSample, type TrajectoryAdvantages } from './types.ts';
+import { returnsToGo, turnRewardsOf, type ScoredGroup, type ScoredSample, type TrajectoryAdvantages } from './types.ts';
 import { checkScoredGroups, epsilonOption, parseOptions, stdOption } from './validate.ts';
 
 export const treeOptionsSchema = z.strictObject({
@@ -28,15 +28,6 @@ export const treeOptionsSchema = z.strictObject({
   std: stdOption,
 });
 export type TreeOptions = z.input<typeof treeOptionsSchema>;
-
-/** Return-to-go of every turn: G_k = Σ_{t ≥ k} r_t. */
-function returnsToGo(sample: ScoredSample): number[] {
-  const rewards = turnRewardsOf(sample);
-  const out = new Array<number>(rewards.length);
-  let acc = 0;
-  for (let k = rewards.length - 1; k >= 0; k--) out[k] = acc += rewards[k];
-  return out;
-}
 
 /** The node key of every turn: the observations and actions before it, then its observation. */
 function nodeKeys(sample: ScoredSample, where: string): string[] {

@@ -21,11 +21,16 @@ export interface ScoredSample {
   decisions?: Decision[];
 }
 
-/** One turn as the tree estimator compares it: the observation and the action taken on it. */
+/** One turn as the tree and critic estimators see it: the observation and the action taken on it. */
 export interface Decision {
   state: string;
   action: string;
+  /** The env's state at the turn (env.state()) as canonical JSON: what the critic keys on by default. */
+  envState?: string;
 }
+
+/** Decision.action of an answer the env refused (from-trajectories.ts). */
+export const INVALID_ACTION_KEY = JSON.stringify(['invalid']);
 
 /** The samples of one task (same env and seed), G rollouts from the same start. */
 export interface ScoredGroup {
@@ -43,4 +48,13 @@ export interface TrajectoryAdvantages {
 /** The turn rewards of a sample, with the one-turn default applied. */
 export function turnRewardsOf(sample: ScoredSample): number[] {
   return sample.turnRewards ?? [sample.reward];
+}
+
+/** Return-to-go of every turn: G_k = Σ_{t ≥ k} r_t. */
+export function returnsToGo(sample: ScoredSample): number[] {
+  const rewards = turnRewardsOf(sample);
+  const out = new Array<number>(rewards.length);
+  let acc = 0;
+  for (let k = rewards.length - 1; k >= 0; k--) out[k] = acc += rewards[k];
+  return out;
 }

@@ -14,7 +14,7 @@ const scoredGroupsSchema = z.array(
           trajectoryId: z.string().min(1),
           reward: z.number(),
           turnRewards: z.array(z.number()).optional(),
-          decisions: z.array(z.object({ state: z.string(), action: z.string() })).optional(),
+          decisions: z.array(z.object({ state: z.string(), action: z.string(), envState: z.string().optional() })).optional(),
         }),
       )
       .min(1, 'a group needs at least one sample'),

@@ -149,6 +149,7 @@ class Episode {
         break;
       }
       const turn = newTurn(this.turns.length, observation);
+      turn.state = await this.recordedState(turn);
       this.turns.push(turn);
       await this.playTurn(turn);
       observation = turn.feedback;
@@ -391,6 +392,15 @@ class Episode {
   }
 
   /** Runs an env method (sync or async), timing it and naming it when it throws. */
+  /** env.state() at a decision, checked: plain data (an object), as the critic estimator and the store need it. */
+  private async recordedState(turn: Turn): Promise<Record<string, unknown>> {
+    const state: unknown = await this.envCall('state', turn, () => this.env.state());
+    if (state === null || typeof state !== 'object' || Array.isArray(state)) {
+      throw new EpisodeFailure(`env.state() must return an object, got ${Array.isArray(state) ? 'an array' : state === null ? 'null' : typeof state}`);
+    }
+    return state as Record<string, unknown>;
+  }
+
   private async envCall<T>(what: string, turn: Turn | null, fn: () => T | Promise<T>): Promise<T> {
     const start = performance.now();
     try {

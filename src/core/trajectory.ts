@@ -53,6 +53,8 @@ export interface Turn {
   index: number;
   /** The observation the agent acted on, as text. */
   observation: string;
+  /** The env's state() as the agent acted (plain data: what the critic estimator keys on); absent in older records. */
+  state?: Record<string, unknown>;
   /** Every LLM call made during this turn (retries after an invalid action and informational rounds included). */
   calls: LlmCall[];
   /** The action call(s) that stepped the env, when one parsed; with `invalid`, the call the env refused (if any). */

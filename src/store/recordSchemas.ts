@@ -87,6 +87,7 @@ const llmCallSchema = z.looseObject({
 const turnSchema = z.looseObject({
   index: count,
   observation: z.string(),
+  state: json.optional(),
   calls: z.array(llmCallSchema),
   actions: z.array(toolCallSchema),
   informational: z.array(z.looseObject({ call: toolCallSchema, result: z.string() })),

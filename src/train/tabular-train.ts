@@ -7,7 +7,8 @@
  * number of episodes it needs to come within a gap of the optimum can be read off the history.
  */
 import { z } from 'zod';
-import { advantageConfigSchema, computeAdvantages } from '../advantage/compute.ts';
+import { advantageConfigSchema, computeAdvantages, learnFromBatch } from '../advantage/compute.ts';
+import type { ActionValueTable } from '../advantage/critic.ts';
 import { scoredGroupsFromTrajectories } from '../advantage/from-trajectories.ts';
 import { UsageError } from '../core/errors.ts';
 import { describeZodError } from '../core/schemas.ts';
@@ -137,6 +138,8 @@ export async function trainTabular<O extends Record<string, unknown>>(
   const klBetaOf = (batch: number) => klBetaAt({ ...c, klBeta: c.loss.klBeta }, batch + 1, batches);
 
   const history: TabularEvalPoint[] = [];
+  // The critic estimator's action values, learned across the batches (advantage.estimator 'critic').
+  const actionValues: ActionValueTable = new Map();
   let episodes = 0;
   let steps = 0;
   let rolloutMs = 0;
@@ -181,7 +184,9 @@ export async function trainTabular<O extends Record<string, unknown>>(
       episodes += rollout.trajectories.length;
       for (const t of rollout.trajectories) returnSum += t.reward;
 
-      const advantages = computeAdvantages(scoredGroupsFromTrajectories(rollout.trajectories), c.advantage);
+      const scored = scoredGroupsFromTrajectories(rollout.trajectories);
+      const advantages = computeAdvantages(scored, c.advantage, { actionValues });
+      learnFromBatch(scored, c.advantage, { actionValues });
       const decisions = tabularDecisions(rollout.trajectories, advantages.advantages);
       if (decisions.states.length > 0) {
         const rows = paddedRows(decisions.states.length, ROW_MULTIPLE);

@@ -60,6 +60,8 @@ export const trainerStateSchema = z.object({
    * Null (or absent, in older checkpoints): the warm start.
    */
   reference: z.object({ step: z.number().int().min(1) }).nullable().default(null),
+  /** The critic estimator's table of action values (critic.ts, actionValuesToJson); null under the other estimators. */
+  actionValues: z.unknown().default(null),
   /** Per-step metrics so far, by step. */
   metrics: z.record(z.string(), z.record(z.string(), z.number().nullable())),
 });

@@ -11,7 +11,8 @@
  * have advantages: a supervised target needs none) join the RL samples, trained by likelihood in
  * the same forward (report-sft-samples.ts, trainer-loss.ts).
  */
-import { computeAdvantages } from '../advantage/compute.ts';
+import { computeAdvantages, learnFromBatch } from '../advantage/compute.ts';
+import type { ActionValueTable } from '../advantage/critic.ts';
 import { decisionAdvantages } from '../advantage/from-decisions.ts';
 import { scoredGroupsFromTrajectories } from '../advantage/from-trajectories.ts';
 import type { AdvantageStats } from '../advantage/normalize.ts';
@@ -58,6 +59,8 @@ export interface RlStepContext<O extends Record<string, unknown>> {
   runId: string;
   /** Adds format samples to a step whose answers turned illegal (format-anchor.ts). */
   formatAnchor: FormatAnchor<O>;
+  /** The critic estimator's action values, learned over the run (empty under the other estimators). */
+  actionValues: ActionValueTable;
   /** Counted over the step: samples left out for not fitting a row. */
   counts: { tooLong: number };
 }
@@ -140,6 +143,7 @@ export async function rlStep<O extends Record<string, unknown>>(ctx: RlStepConte
   const usable = rollout.trajectories.filter((t) => t.status !== 'failed');
   let advantageStats: AdvantageStats;
   let batch: SampleBatch;
+  let criticSilent: number | null = null;
   if (settings.advantage.estimator === 'dense') {
     // Each decision's samples compared with each other by their exact expected rewards.
     const { estimator: _dense, ...options } = settings.advantage;
@@ -151,15 +155,21 @@ export async function rlStep<O extends Record<string, unknown>>(ctx: RlStepConte
     batch = buildDecisionSamples(usable, [...decisions.samples, ...refused], { ...settings.samples, endOfTurnTokenIds: ctx.assets.stopTokenIds });
   } else {
     const groups = scoredGroupsFromTrajectories(usable);
-    const advantages = computeAdvantages(groups, settings.advantage);
+    const advantages = computeAdvantages(groups, settings.advantage, { actionValues: ctx.actionValues });
+    // The critic's table learns this step's returns after judging it (a decision is never judged by its own return).
+    learnFromBatch(groups, settings.advantage, { actionValues: ctx.actionValues });
     advantageStats = advantages.stats;
     // A packed conversation is cut where it would no longer fit a row behind the shared prefix.
     const prefix = ctx.shapes.prefixLength;
     const maxPackedTokens = settings.samples.maxPackedTokens ?? (Number.isFinite(prefix) ? prefix + ctx.shapes.length + 1 : null);
     // As for dense decisions: the refused answers of the groups dropped for tying train at the penalty.
     const dropped = droppedGroupEntries(groups, advantages.dropped);
+    // Under the critic an episode whose every decision got 0 (states it knows too little of yet)
+    // carries no signal either: like a tied group, only its refused answers train.
+    const silent = settings.advantage.estimator === 'critic' ? advantages.advantages.filter((a) => a.turnAdvantages.every((x) => x === 0)) : [];
+    if (settings.advantage.estimator === 'critic') criticSilent = silent.length;
     batch = buildSamples(usable, [...advantages.advantages, ...dropped], { ...settings.samples, maxPackedTokens, endOfTurnTokenIds: ctx.assets.stopTokenIds }, {
-      refusedOnly: new Set(dropped.map((d) => d.trajectoryId)),
+      refusedOnly: new Set([...dropped, ...silent].map((d) => d.trajectoryId)),
     });
   }
   // Identical RL samples train once with their count as weight (exact); batch.stats keeps the counts before merging.
@@ -205,6 +215,8 @@ export async function rlStep<O extends Record<string, unknown>>(ctx: RlStepConte
         }
       : {}),
     ...(ctx.reference ? { 'kl/beta': klBeta } : {}),
+    // Episodes the critic could not judge at any decision (their states' actions not yet known).
+    ...(criticSilent !== null ? { 'advantage/critic_silent_episodes': criticSilent } : {}),
     'time/rollout_s': (t1 - t0) / 1000,
     'time/advantage_s': (t2 - t1) / 1000,
     'time/train_s': (t3 - t2) / 1000,

@@ -5,6 +5,7 @@
  * in the store. A run resumed from a checkpoint continues exactly where it stopped: with the same
  * seed and one thread it logs the same metrics as the run that was never interrupted.
  */
+import { actionValuesFromJson, actionValuesToJson, type ActionValueTable } from '../advantage/critic.ts';
 import { join } from 'node:path';
 import { UsageError } from '../core/errors.ts';
 import type { Trajectory } from '../core/trajectory.ts';
@@ -120,6 +121,8 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
   // The KL's reference after a reset (host copy, for checkpoints) and the step whose weights it holds; null: the warm start.
   let referenceHost: HostParams | null = resume?.referenceParams ?? null;
   let referenceStep: number | null = resume?.state.reference?.step ?? null;
+  const savedValues = resume?.state.actionValues;
+  const actionValues: ActionValueTable = savedValues ? actionValuesFromJson(savedValues, `the checkpoint of step ${resume!.state.step}: actionValues`) : new Map();
   if (resume) {
     const restored = resume.state.weightAverage;
     if (restored && !resume.rlParams) {
@@ -181,6 +184,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
       warmStart: warm,
       weightAverage: average && average.count > 0 ? { firstStep: average.firstStep, count: average.count } : null,
       reference: referenceStep !== null ? { step: referenceStep } : null,
+      actionValues: settings.advantage.estimator === 'critic' ? actionValuesToJson(actionValues) : null,
       metrics: history,
     };
   }
@@ -284,6 +288,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
         runSeed: settings.seed,
         settings: settings.formatAnchor,
       }),
+      actionValues,
       counts: { tooLong: 0 },
     };
     emit({ type: 'phase', phase: 'rl', message: `RL: ${settings.steps} steps of ${settings.batchSeeds} seeds x ${settings.groupSize} samples; updates of ${shapes.rows} rows x ${shapes.length} tokens` });

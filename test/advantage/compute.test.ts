@@ -65,7 +65,7 @@ describe('computeAdvantages', () => {
       firstTurns(computeAdvantages(live, { estimator: 'gae' }).advantages),
       [0, 2, 1, 1, 4].map((x) => x - 1.6),
     );
-    const withValues = computeAdvantages([group('a', [0, 2])], { estimator: 'gae' }, { 'a-0': [0.5], 'a-1': [0.5] });
+    const withValues = computeAdvantages([group('a', [0, 2])], { estimator: 'gae' }, { values: { 'a-0': [0.5], 'a-1': [0.5] } });
     assertClose(firstTurns(withValues.advantages), [-0.5, 1.5]);
   });
 
@@ -83,6 +83,6 @@ describe('computeAdvantages', () => {
     assert.throws(() => computeAdvantages(groups, { estimator: 'grpo', clip: -1 }), usage(/advantage\.clip: must be > 0/));
     // @ts-expect-error: gamma belongs to gae
     assert.throws(() => computeAdvantages(groups, { estimator: 'grpo', gamma: 0.9 }), usage(/Unrecognized key: "gamma"/));
-    assert.throws(() => computeAdvantages(groups, { estimator: 'rloo' }, {}), /values are only used by the gae estimator/);
+    assert.throws(() => computeAdvantages(groups, { estimator: 'rloo' }, { values: {} }), /values are only used by the gae estimator/);
   });
 });

@@ -35,6 +35,8 @@ describe('runEpisode: a clean episode', () => {
     assert.deepEqual(t.turns.map((turn) => turn.actions[0].arguments.n), [3, 1]);
     assert.deepEqual(t.turns.map((turn) => turn.feedback), ['Total 3.', 'Total 4. Target reached.']);
     assert.equal(t.turns[1].observation, 'Total 3.');
+    // The env's state as each decision was taken (what the critic estimator keys on).
+    assert.deepEqual(t.turns.map((turn) => turn.state), [{ total: 0, target: 4 }, { total: 3, target: 4 }]);
     assert.equal(t.reward, 1);
     assert.deepEqual(t.rewardParts, { env: 1 });
     assert.deepEqual(t.messages.map((m) => m.role), ['system', 'user', 'assistant', 'tool', 'assistant', 'tool']);
@@ -312,6 +314,11 @@ describe('runEpisode: failures never escape', () => {
         throw new Error('nope');
       },
     }));
+  it('env.state() returns no object', () => {
+    const env = new CounterEnv();
+    Object.assign(env, { state: () => [1, 2] });
+    return failsWith(/^env\.state\(\) must return an object, got an array$/, {}, undefined, { env });
+  });
   it('informational tools without inform()', () => {
     const env = new CounterEnv();
     Object.assign(env, { inform: undefined });

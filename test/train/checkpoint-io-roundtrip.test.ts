@@ -38,6 +38,7 @@ function state(step: number): TrainerState {
     prefixLength: 40,
     rowLength: 96,
     episodes: 12,
+    actionValues: null,
     wallSeconds: 3.5,
     warmStart: null,
     weightAverage: null,
