@@ -1,10 +1,12 @@
 /**
  * Stored groups → training samples, the way an online step makes them (trainer-step.ts): the
  * selected trajectories (from-store-select.ts) grouped by task, advantages by the existing
- * estimators (zero-variance groups dropped and counted by default: they carry no signal), then
+ * estimators (zero-variance groups dropped and counted by default: they carry no signal; the
+ * critic's table learned from the stored returns themselves), then
  * buildSamples on exactly the recorded ids and sampling logprobs.
  */
-import { computeAdvantages, type AdvantageConfig, type AdvantageResult } from '../advantage/compute.ts';
+import { computeAdvantages, learnFromBatch, type AdvantageConfig, type AdvantageResult } from '../advantage/compute.ts';
+import type { ActionValueTable } from '../advantage/critic.ts';
 import { scoredGroupsFromTrajectories } from '../advantage/from-trajectories.ts';
 import type { Trajectory } from '../core/trajectory.ts';
 import type { Store } from '../store/store.ts';
@@ -30,7 +32,12 @@ export interface StoredSamplesOptions {
 }
 
 export function samplesFromTrajectories(selection: SelectedTrajectories, options: StoredSamplesOptions = {}): StoredSamples {
-  const advantages = computeAdvantages(scoredGroupsFromTrajectories(selection.trajectories), options.advantage ?? DEFAULT_OFFLINE_ADVANTAGE);
+  const config = options.advantage ?? DEFAULT_OFFLINE_ADVANTAGE;
+  const groups = scoredGroupsFromTrajectories(selection.trajectories);
+  // Offline there are no earlier steps: the critic's table learns the stored returns, then judges them.
+  const actionValues: ActionValueTable = new Map();
+  learnFromBatch(groups, config, { actionValues });
+  const advantages = computeAdvantages(groups, config, { actionValues });
   const batch = buildSamples(selection.trajectories, advantages.advantages, options.samples ?? {});
   const kept = new Set(advantages.advantages.map((a) => a.trajectoryId));
   return { selection, advantages, batch, trajectories: selection.trajectories.filter((t) => kept.has(t.id)) };
