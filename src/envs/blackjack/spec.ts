@@ -1,5 +1,6 @@
 /** The `blackjack` env's registration: options, factory, prompt and exact values. */
 import type { EnvSpec } from '../env.ts';
+import { blackjackTrainPreset } from '../train-presets.ts';
 import { BlackjackEnv } from './env.ts';
 import { blackjackOptionsSchema, type BlackjackOptions } from './options.ts';
 import { evaluateBlackjackRule, solveBlackjack } from './solver.ts';
@@ -22,6 +23,7 @@ export const blackjackSpec: EnvSpec<BlackjackOptions> = {
     'Going over 21 loses at once. After you stick, the dealer draws until it has 17 or more; ' +
     'the hand closer to 21 wins. Win +1, loss -1, draw 0.' +
     payoutRule(options),
+  train: blackjackTrainPreset,
   exact: {
     optimalReturn: (options) => solveBlackjack(options).optimal.expectedReturn,
     policyReturn: (options, rule) => evaluateBlackjackRule(options, rule).expectedReturn,
