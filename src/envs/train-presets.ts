@@ -12,8 +12,9 @@
  * 13–16) stayed near a coin flip whatever the dealer showed: the default handed over −0.0693,
  * −0.0664, −0.0707, −0.0749 on seeds 0–3 (one within 0.02 of the optimum −0.0466). Judged by action
  * values pooled over the run's earlier hands (still from outcomes only), the same RL from the same
- * warm starts handed over −0.0574 and −0.0472 on seeds 0 and 2 (docs/results.md, "The critic"),
- * and its policies stick on hard 13–16 against 2–6 and hit against 7–A.
+ * warm starts handed over −0.0574, −0.0561, −0.0472 and −0.0520 (all four within; docs/results.md,
+ * "The critic"), and its policies stick on hard 13–16 against 2–6 and hit against 7–A. A step
+ * trains about three times GRPO's samples (no tied groups to drop), so a run takes longer.
  */
 export const blackjackTrainPreset: Record<string, unknown> = {
   advantage: { estimator: 'critic' },
