@@ -61,11 +61,10 @@ export function computeAdvantages(groups: readonly ScoredGroup[], config: Advant
   const c = parseOptions(advantageConfigSchema, config, 'advantage');
   if (c.estimator === 'dense') throw new Error('advantage: the dense estimator scores decisions, not trajectories (decisionAdvantages in from-decisions.ts)');
   checkScoredGroups(groups);
-  const { values, actionValues } = inputs;
+  const { values } = inputs;
   if (values && c.estimator !== 'gae') {
     throw new Error(`advantage: values are only used by the gae estimator, not ${c.estimator}`);
   }
-  if (c.estimator === 'critic' && !actionValues) throw new Error('advantage: the critic estimator needs its table of action values (inputs.actionValues)');
   const { kept, dropped } = c.dropZeroVariance ? dropZeroVarianceGroups(groups) : { kept: [...groups], dropped: [] };
 
   let advantages: TrajectoryAdvantages[];
@@ -86,7 +85,7 @@ export function computeAdvantages(groups: readonly ScoredGroup[], config: Advant
       advantages = treeAdvantages(kept, { scale: c.scale, epsilon: c.epsilon, std: c.std });
       break;
     case 'critic':
-      advantages = criticAdvantages(kept, actionValues!, criticOptionsOf(c));
+      advantages = criticAdvantages(kept, criticTable(inputs), criticOptionsOf(c));
       break;
   }
   if (c.whiten) advantages = whiten(advantages, c.whitenEpsilon);
@@ -98,6 +97,11 @@ export function computeAdvantages(groups: readonly ScoredGroup[], config: Advant
     dropped,
   );
   return { advantages, dropped, stats };
+}
+
+function criticTable(inputs: EstimatorInputs): ActionValueTable {
+  if (!inputs.actionValues) throw new Error('advantage: the critic estimator needs its table of action values (inputs.actionValues)');
+  return inputs.actionValues;
 }
 
 function criticOptionsOf(c: Extract<z.output<typeof advantageConfigSchema>, { estimator: 'critic' }>): CriticOptions {
@@ -112,6 +116,5 @@ function criticOptionsOf(c: Extract<z.output<typeof advantageConfigSchema>, { es
 export function learnFromBatch(groups: readonly ScoredGroup[], config: AdvantageConfig, inputs: EstimatorInputs): void {
   const c = parseOptions(advantageConfigSchema, config, 'advantage');
   if (c.estimator !== 'critic') return;
-  if (!inputs.actionValues) throw new Error('advantage: the critic estimator needs its table of action values (inputs.actionValues)');
-  learnActionValues(inputs.actionValues, groups, criticOptionsOf(c));
+  learnActionValues(criticTable(inputs), groups, criticOptionsOf(c));
 }

@@ -14,10 +14,10 @@
  *   A = (Q(s, a) − mean_b Q(s, b)) / (std_b Q(s, b) + ε)     (scale 'state'; 'none': no division)
  *
  * over the legal actions b taken at s at least `minVisits` times (an answer the env refused is
- * judged against them, not one of them). The baseline depends on the state only, so this is a policy gradient with a lower
- * variance; the division gives every state an update of one size whatever its value gap (as the
- * dense estimator's per-decision groups do), and ε damps the states whose actions the critic finds
- * nearly equal. A decision whose state has fewer than two known actions, or whose own action is not
+ * judged against them, not one of them). The baseline depends on the state only, so this is a
+ * policy gradient with a lower variance; the division gives every state an update of one size
+ * whatever its value gap (as the dense estimator's per-decision groups do), and ε damps the states
+ * whose actions the critic finds nearly equal. A decision whose state has fewer than two known actions, or whose own action is not
  * yet known, gets 0.
  *
  * The table is keyed by the env's state (env.state(), recorded on each turn; key 'state') or by the

@@ -391,7 +391,6 @@ class Episode {
     else if (step.truncated) this.end('truncated', 'the env truncated the episode');
   }
 
-  /** Runs an env method (sync or async), timing it and naming it when it throws. */
   /** env.state() at a decision, checked: plain data (an object), as the critic estimator and the store need it. */
   private async recordedState(turn: Turn): Promise<Record<string, unknown>> {
     const state: unknown = await this.envCall('state', turn, () => this.env.state());
@@ -401,6 +400,7 @@ class Episode {
     return state as Record<string, unknown>;
   }
 
+  /** Runs an env method (sync or async), timing it and naming it when it throws. */
   private async envCall<T>(what: string, turn: Turn | null, fn: () => T | Promise<T>): Promise<T> {
     const start = performance.now();
     try {
