@@ -166,10 +166,10 @@ export async function rlStep<O extends Record<string, unknown>>(ctx: RlStepConte
     const dropped = droppedGroupEntries(groups, advantages.dropped);
     // Under the critic an episode whose every decision got 0 (states it knows too little of yet)
     // carries no signal either: like a tied group, only its refused answers train.
-    const silent = settings.advantage.estimator === 'critic' ? advantages.advantages.filter((a) => a.turnAdvantages.every((x) => x === 0)) : [];
-    if (settings.advantage.estimator === 'critic') criticSilent = silent.length;
+    const silent = settings.advantage.estimator === 'critic' ? advantages.advantages.filter((a) => a.turnAdvantages.every((x) => x === 0)) : null;
+    if (silent) criticSilent = silent.length;
     batch = buildSamples(usable, [...advantages.advantages, ...dropped], { ...settings.samples, maxPackedTokens, endOfTurnTokenIds: ctx.assets.stopTokenIds }, {
-      refusedOnly: new Set([...dropped, ...silent].map((d) => d.trajectoryId)),
+      refusedOnly: new Set([...dropped, ...(silent ?? [])].map((d) => d.trajectoryId)),
     });
   }
   // Identical RL samples train once with their count as weight (exact); batch.stats keeps the counts before merging.

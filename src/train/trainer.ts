@@ -5,8 +5,8 @@
  * in the store. A run resumed from a checkpoint continues exactly where it stopped: with the same
  * seed and one thread it logs the same metrics as the run that was never interrupted.
  */
-import { actionValuesFromJson, actionValuesToJson, type ActionValueTable } from '../advantage/critic.ts';
 import { join } from 'node:path';
+import { actionValuesFromJson, actionValuesToJson, type ActionValueTable } from '../advantage/critic.ts';
 import { UsageError } from '../core/errors.ts';
 import type { Trajectory } from '../core/trajectory.ts';
 import { nowIso } from '../core/ids.ts';
