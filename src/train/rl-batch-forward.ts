@@ -1,29 +1,37 @@
 /**
  * The training forward over an RlLayout (rl-batch.ts): the shared prefix runs once as a batch of
  * one, its keys and values per layer are broadcast to every row, and each row's tokens attend to
- * the whole prefix plus their own sequence's past (packed rows: block-diagonal causal). The
+ * the whole prefix plus their own sequence's past (packed rows: block-diagonal causal). Only the
+ * trained targets' hidden states go on to the LM head (a gather into the layout's target slots): the
+ * head and its softmax over the vocabulary were most of a step's cost at untrained positions. The
  * result equals the full-sequence forward (tokenLogprobs) exactly, up to float rounding, and
  * gradients flow into the prefix too. Traceable: call it inside valueAndGrad / jit.
  */
 import type { ModelConfig } from '../model/config.ts';
 import { nn, np, type Tensor } from '../model/engine.ts';
-import { causalMask, decoderLayer, MASKED, type LayerParams } from '../model/layers.ts';
+import { causalMask, decoderLayer, gradBarrier, MASKED, type LayerParams } from '../model/layers.ts';
 import { layerParams, type Params } from '../model/params.ts';
 import { ropeTables } from '../model/rope.ts';
 import { embedTokens, lmHead } from '../model/transformer.ts';
 import type { RlLayout } from './rl-batch.ts';
 
-/** The engine arrays of a layout. The prefix entries are absent when the layout has no shared prefix. */
+/**
+ * The engine arrays of a layout. The per-target arrays hold the layout's K target slots (RlLayout
+ * targetSlots: its trained positions, then padding with mask 0). The prefix entries are absent when
+ * the layout has no shared prefix.
+ */
 export type RlTensors = {
   tokens: Tensor; // [B, T] int32
-  targets: Tensor; // [B, T] int32
-  mask: Tensor; // [B, T]
-  advantages: Tensor; // [B, T]
-  samplingLogprobs: Tensor; // [B, T]
-  sequenceLengths: Tensor; // [B, T]
-  /** [B, T] each position's sample weight (RlLayout.tokenWeights); always present, so jit sees one signature. */
+  /** [K] int32: the row position (b·T + t) of each target slot (padding slots: 0). */
+  targetIndex: Tensor;
+  targets: Tensor; // [1, K] int32
+  mask: Tensor; // [1, K]
+  advantages: Tensor; // [1, K]
+  samplingLogprobs: Tensor; // [1, K]
+  sequenceLengths: Tensor; // [1, K]
+  /** [1, K] each target's sample weight (RlLayout.tokenWeights); always present, so jit sees one signature. */
   tokenWeights: Tensor;
-  /** [B, T] supervised targets; only when the layout has any (jit rejects an undefined leaf, so the key is left out). */
+  /** [1, K] supervised targets; only when the layout has any (jit rejects an undefined leaf, so the key is left out). */
   sftMask?: Tensor;
   cos: Tensor; // [B, 1, T, hd]
   sin: Tensor;
@@ -61,24 +69,29 @@ function rowMask(layout: RlLayout): Float32Array {
 }
 
 export function rlTensors(cfg: ModelConfig, layout: RlLayout): RlTensors {
-  const { rows, length } = layout;
+  const { rows, length, targetPositions, targetSlots } = layout;
   const P = layout.prefix.length;
-  const shape = [rows, length];
   const positions = Array.from({ length: rows }, (_, r) => layout.positions.subarray(r * length, (r + 1) * length));
   const rope = ropeTables(cfg, positions);
+  const index = new Int32Array(targetSlots);
+  index.set(targetPositions);
+  // A row-position array's values at the target slots, 0 in the padding slots.
+  const atTargets = (values: Float32Array) =>
+    np.array(Float32Array.from(index, (at, k) => (k < targetPositions.length ? values[at] : 0))).reshape([1, targetSlots]);
   const out: RlTensors = {
-    tokens: np.array(layout.inputIds, { dtype: np.int32 }).reshape(shape),
-    targets: np.array(layout.targetIds, { dtype: np.int32 }).reshape(shape),
-    mask: np.array(layout.mask).reshape(shape),
-    advantages: np.array(layout.advantages).reshape(shape),
-    samplingLogprobs: np.array(layout.samplingLogprobs).reshape(shape),
-    sequenceLengths: np.array(layout.sequenceLengths).reshape(shape),
-    tokenWeights: np.array(layout.tokenWeights).reshape(shape),
+    tokens: np.array(layout.inputIds, { dtype: np.int32 }).reshape([rows, length]),
+    targetIndex: np.array(index, { dtype: np.int32 }),
+    targets: np.array(Int32Array.from(index, (at) => layout.targetIds[at]), { dtype: np.int32 }).reshape([1, targetSlots]),
+    mask: atTargets(layout.mask),
+    advantages: atTargets(layout.advantages),
+    samplingLogprobs: atTargets(layout.samplingLogprobs),
+    sequenceLengths: atTargets(layout.sequenceLengths),
+    tokenWeights: atTargets(layout.tokenWeights),
     cos: rope.cos,
     sin: rope.sin,
     attnMask: np.array(rowMask(layout)).reshape([rows, 1, length, P + length]),
   };
-  if (layout.sftMask) out.sftMask = np.array(layout.sftMask).reshape(shape);
+  if (layout.sftMask) out.sftMask = atTargets(layout.sftMask);
   if (P > 0) {
     const prefixRope = ropeTables(cfg, Array.from({ length: P }, (_, t) => t));
     out.prefix = {
@@ -99,14 +112,14 @@ function refLayer(p: LayerParams): LayerParams {
 }
 
 /**
- * log p(target) at every row position [B, T] (and the entropy of the next-token distribution when
+ * log p(target) at every target slot [1, K] (and the entropy of the next-token distribution when
  * asked). Consumes params and the tensors it reads (all but mask, advantages, samplingLogprobs,
  * sequenceLengths, tokenWeights, sftMask, which the caller's loss uses).
  */
 export function rlLogprobs(
   cfg: ModelConfig,
   params: Params,
-  batch: Pick<RlTensors, 'tokens' | 'targets' | 'cos' | 'sin' | 'attnMask' | 'prefix'>,
+  batch: Pick<RlTensors, 'tokens' | 'targetIndex' | 'targets' | 'cos' | 'sin' | 'attnMask' | 'prefix'>,
   options: { entropy?: boolean; materializeHeads?: boolean } = {},
 ): { logprobs: Tensor; entropy?: Tensor } {
   const layerOptions = { materializeHeads: options.materializeHeads };
@@ -134,7 +147,10 @@ export function rlLogprobs(
     out.v.dispose();
     x = out.x;
   }
-  const logp = nn.logSoftmax(lmHead(cfg, params, x), -1); // [B, T, V]
+  const [, T, d] = x.shape;
+  // The barrier gives the gather's backward (a scatter) a computed cotangent, as jit requires.
+  const atTargets = gradBarrier(np.take(x.reshape([B * T, d]), batch.targetIndex, 0)).reshape([1, -1, d]);
+  const logp = nn.logSoftmax(lmHead(cfg, params, atTargets), -1); // [1, K, V]
   const picked = logp.ref.mul(nn.oneHot(batch.targets, cfg.vocabSize)).sum(-1);
   if (!options.entropy) {
     logp.dispose();

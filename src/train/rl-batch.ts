@@ -106,6 +106,17 @@ export interface RlLayout {
    * from `start`, holding its tokens from index `from` (P, or its shared prompt's last token).
    */
   placements: { sample: number; row: number; start: number; inputs: number; from: number }[];
+  /**
+   * The row positions (row·length + t) whose target is trained (mask or sftMask), in row order: the
+   * forward computes the LM head and its softmax only there (rl-batch-forward.ts), which at
+   * Blackjack's ~30 % of positions is the bulk of a step's head cost.
+   */
+  targetPositions: Int32Array;
+  /**
+   * The slots the per-target arrays are gathered into: targetPositions.length rounded up to a quarter
+   * of rows·length, so a run's layouts take at most four shapes (one compile each).
+   */
+  targetSlots: number;
   /** Σ tokens actually computed per step (prefix once + row positions holding a sequence). */
   computedTokens: number;
   /** Σ tokens of the samples as full sequences (what an unshared forward would compute). */
@@ -343,6 +354,10 @@ function fillLayout(samples: readonly LayoutSample[], placed: readonly { unit: U
       sampleTokens += s.tokens.length;
     }
   }
+  const targets: number[] = [];
+  for (let i = 0; i < size; i++) if (mask[i] === 1 || sftMask?.[i] === 1) targets.push(i);
+  const targetPositions = Int32Array.from(targets);
+  const slotStep = Math.max(1, Math.ceil(size / 4));
   return {
     prefix: samples[0].tokens.slice(0, P),
     rows,
@@ -360,18 +375,25 @@ function fillLayout(samples: readonly LayoutSample[], placed: readonly { unit: U
     trunkSegments,
     trunkEnds,
     placements,
+    targetPositions,
+    targetSlots: Math.min(size, roundUp(Math.max(1, targetPositions.length), slotStep)),
     computedTokens,
     sampleTokens,
   };
 }
 
-/** Per-sample values at the trained targets (e.g. new logprobs) of this layout's samples, from a [rows·length] array. */
+/**
+ * Per-sample values at the trained targets (e.g. new logprobs) of this layout's samples, from an
+ * array over its target slots (what rlLogprobs returns: slot k is row position targetPositions[k]).
+ */
 export function sampleTargetValues(layout: RlLayout, samples: readonly LayoutSample[], values: ArrayLike<number>): Map<number, number[]> {
+  const slotOf = new Map<number, number>();
+  layout.targetPositions.forEach((position, slot) => slotOf.set(position, slot));
   const out = new Map<number, number[]>();
   for (const { sample, row, start, inputs, from } of layout.placements) {
     const s = samples[sample];
     const v: number[] = [];
-    for (let j = 0; j < inputs; j++) if (s.lossMask[from + j + 1]) v.push(values[row * layout.length + start + j]);
+    for (let j = 0; j < inputs; j++) if (s.lossMask[from + j + 1]) v.push(values[slotOf.get(row * layout.length + start + j)!]);
     out.set(sample, v);
   }
   return out;

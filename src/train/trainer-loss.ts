@@ -61,11 +61,11 @@ export function rlLoss(cfg: ModelConfig, settings: LossSettings, options: RlLoss
   };
 }
 
-type LayoutInputs = Pick<RlTensors, 'tokens' | 'targets' | 'cos' | 'sin' | 'attnMask' | 'prefix'>;
+type LayoutInputs = Pick<RlTensors, 'tokens' | 'targetIndex' | 'targets' | 'cos' | 'sin' | 'attnMask' | 'prefix'>;
 export type FrozenForward = (params: Params, b: LayoutInputs) => Tensor;
 
 /**
- * Logprobs [B, T] of frozen weights (the reference, π_old) on a layout, jitted, no gradient. The
+ * Logprobs [1, K] (the layout's target slots) of frozen weights (the reference, π_old) on a layout, jitted, no gradient. The
  * merged heads are materialised (decoderLayer's materializeHeads: it cuts this forward's time ~3×).
  */
 export function frozenLogprobs(cfg: ModelConfig): FrozenForward {
@@ -76,6 +76,7 @@ export function frozenLogprobs(cfg: ModelConfig): FrozenForward {
 export function logprobsOnLayout(forward: FrozenForward, params: Params, t: RlTensors): Tensor {
   return forward(tree.ref(params), {
     tokens: t.tokens.ref,
+    targetIndex: t.targetIndex.ref,
     targets: t.targets.ref,
     cos: t.cos.ref,
     sin: t.sin.ref,

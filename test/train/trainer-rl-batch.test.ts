@@ -90,8 +90,28 @@ test('layout: tokenWeights carries each sample\'s weight at its positions (0 on 
   assert.equal(layout.sequenceLengths[p0.row * layout.length + p0.start], samples[0].completionIds.length);
   assert.throws(() => buildRlLayouts([{ ...samples[0], weight: 0 }], { rows: 1 }), /weight 0/);
   const t = rlTensors(cfg, layout);
-  assert.deepEqual(t.tokenWeights.shape, [layout.rows, layout.length]);
+  assert.deepEqual(t.tokenWeights.shape, [1, layout.targetSlots]);
   tree.dispose(t);
+});
+
+test('layout: the target slots hold the trained positions in row order, padded to a quarter of the layout', async () => {
+  const [layout] = buildRlLayouts(samples, { rows: 4, lengthMultiple: 16, minLength: 16 });
+  const trained = Array.from(layout.mask.keys()).filter((i) => layout.mask[i] === 1);
+  assert.deepEqual(Array.from(layout.targetPositions), trained);
+  assert.equal(trained.length, 13);
+  // 13 targets in a 4 × 16 layout: slots in steps of 16, so 16.
+  assert.equal(layout.targetSlots, 16);
+  const t = rlTensors(cfg, layout);
+  assert.deepEqual(Array.from(await t.targetIndex.ref.data()), [...trained, 0, 0, 0]);
+  assert.deepEqual(Array.from(await t.mask.ref.data()), [...trained.map(() => 1), 0, 0, 0]);
+  const pad = layout.targetIds[0];
+  assert.deepEqual(Array.from(await t.targets.ref.data()), [...trained.map((i) => layout.targetIds[i]), pad, pad, pad]);
+  assert.deepEqual(Array.from(await t.advantages.ref.data()), [...trained.map(() => 0.5), 0, 0, 0]);
+  tree.dispose(t);
+  // A layout with no trained target keeps one slot's step.
+  const [empty] = buildRlLayouts([{ tokens: [1, 2, 3], lossMask: [0, 0, 0] }], { rows: 4, lengthMultiple: 16, minLength: 16 });
+  assert.equal(empty.targetPositions.length, 0);
+  assert.equal(empty.targetSlots, 16);
 });
 
 test('rlLoss on a layout with a weighted sample equals the layout with the sample repeated: loss, metrics, gradients', async () => {
