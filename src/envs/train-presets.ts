@@ -18,6 +18,7 @@
  */
 export const blackjackTrainPreset: Record<string, unknown> = {
   advantage: { estimator: 'critic' },
+  steps: 200,
 };
 
 /**
