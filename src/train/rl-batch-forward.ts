@@ -149,8 +149,8 @@ export function rlLogprobs(
   }
   const [, T, d] = x.shape;
   // The barrier gives the gather's backward (a scatter) a computed cotangent, as jit requires.
-  const atTargets = gradBarrier(np.take(x.reshape([B * T, d]), batch.targetIndex, 0)).reshape([1, -1, d]);
-  const logp = nn.logSoftmax(lmHead(cfg, params, atTargets), -1); // [1, K, V]
+  const hiddenAtTargets = gradBarrier(np.take(x.reshape([B * T, d]), batch.targetIndex, 0)).reshape([1, -1, d]);
+  const logp = nn.logSoftmax(lmHead(cfg, params, hiddenAtTargets), -1); // [1, K, V]
   const picked = logp.ref.mul(nn.oneHot(batch.targets, cfg.vocabSize)).sum(-1);
   if (!options.entropy) {
     logp.dispose();
