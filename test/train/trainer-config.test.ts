@@ -149,7 +149,7 @@ test('built-in presets are valid configs; every env but Blackjack measures its r
   for (const spec of builtinEnvs) {
     const c = parseTrainConfig(trainPresetOf(spec, spec.options.parse({})));
     // Blackjack runs on the defaults but for the estimator (the critic, with its default options, no tied groups dropped) and 200 steps.
-    if (spec.name === 'blackjack') assert.deepEqual(spec.train, { advantage: { estimator: 'critic' }, steps: 200 });
+    if (spec.name === 'blackjack') assert.deepEqual(trainPresetOf(spec, spec.options.parse({})), { advantage: { estimator: 'critic' }, steps: 200 });
     else assert.equal(c.update.rowLength, null, spec.name);
     // The ten-turn envs decode at most 64 rows at once (their keys and values grow with the context).
     if (!['blackjack', 'nim'].includes(spec.name)) assert.equal(c.rollout.maxBatchRows, 64, spec.name);
@@ -159,6 +159,13 @@ test('built-in presets are valid configs; every env but Blackjack measures its r
     // 0.1 for 150 steps (the first run that read the day); the others keep β 1.
     assert.equal(c.loss.klBeta, { nim: 0.05, newsvendor: 0.1 }[spec.name] ?? 1, `${spec.name}: the KL's weight`);
     assert.equal(c.steps, { newsvendor: 150, blackjack: 200 }[spec.name] ?? 250, `${spec.name}: steps`);
+    // The sab and natural rules keep 250 steps (200 left both just past 0.02 from their optima).
+    if (spec.name === 'blackjack') {
+      for (const option of ['sab', 'natural']) {
+        const variant = parseTrainConfig(trainPresetOf(spec, spec.options.parse({ [option]: true })));
+        assert.deepEqual([variant.steps, variant.advantage.estimator], [250, 'critic'], option);
+      }
+    }
     // Blackjack anneals β to 0 (the default); the others keep it constant, as they were measured.
     assert.equal(c.loss.klBetaEndRatio, spec.name === 'blackjack' ? 0 : 1, `${spec.name}: the KL's schedule`);
     // Every env trains refused answers at the penalty, also in groups dropped for tying (a format collapse heals).
