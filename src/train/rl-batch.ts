@@ -108,13 +108,13 @@ export interface RlLayout {
   placements: { sample: number; row: number; start: number; inputs: number; from: number }[];
   /**
    * The row positions (row·length + t) whose target is trained (mask or sftMask), in row order: the
-   * forward computes the LM head and its softmax only there (rl-batch-forward.ts), which at
-   * Blackjack's ~30 % of positions is the bulk of a step's head cost.
+   * forward computes the LM head and its softmax only there (rl-batch-forward.ts). Blackjack trains
+   * about a third of a layout's positions.
    */
   targetPositions: Int32Array;
   /**
    * The slots the per-target arrays are gathered into: targetPositions.length rounded up to a quarter
-   * of rows·length, so a run's layouts take at most four shapes (one compile each).
+   * of rows·length, so a run's layouts of one row count take at most four slot counts (one compile each).
    */
   targetSlots: number;
   /** Σ tokens actually computed per step (prefix once + row positions holding a sequence). */

@@ -65,8 +65,9 @@ type LayoutInputs = Pick<RlTensors, 'tokens' | 'targetIndex' | 'targets' | 'cos'
 export type FrozenForward = (params: Params, b: LayoutInputs) => Tensor;
 
 /**
- * Logprobs [1, K] (the layout's target slots) of frozen weights (the reference, π_old) on a layout, jitted, no gradient. The
- * merged heads are materialised (decoderLayer's materializeHeads: it cuts this forward's time ~3×).
+ * Logprobs [1, K] (the layout's target slots) of frozen weights (the reference, π_old) on a layout,
+ * jitted, no gradient. The merged heads are materialised (decoderLayer's materializeHeads: it cuts
+ * this forward's time ~3×).
  */
 export function frozenLogprobs(cfg: ModelConfig): FrozenForward {
   return jit((params: Params, b: LayoutInputs) => rlLogprobs(cfg, params, b, { materializeHeads: true }).logprobs) as unknown as FrozenForward;
