@@ -108,8 +108,8 @@ export interface RlLayout {
   placements: { sample: number; row: number; start: number; inputs: number; from: number }[];
   /**
    * The row positions (row·length + t) whose target is trained (mask or sftMask), in row order: the
-   * forward computes the LM head and its softmax only there (rl-batch-forward.ts). Blackjack trains
-   * about a third of a layout's positions.
+   * forward computes the LM head and its softmax only there (rl-batch-forward.ts). In Blackjack
+   * they are the 7-token answers, a small share of the positions beside the observations and padding.
    */
   targetPositions: Int32Array;
   /**
