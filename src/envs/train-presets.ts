@@ -1,9 +1,9 @@
 /**
  * `spindle train` presets of the built-in envs. The train defaults are Blackjack's (128-token rows,
- * 4 × 64 episodes a step); Blackjack's preset only swaps the estimator. The presets of envs with
- * longer episodes make a run fit: rows long enough for the episodes (measured from the warm start's
- * demonstrations) and fewer episodes a step. They are not yet tuned to train these envs well (see
- * each constant).
+ * 4 × 64 episodes a step); Blackjack's preset swaps the estimator and sets the step count. The
+ * presets of envs with longer episodes make a run fit: rows long enough for the episodes (measured
+ * from the warm start's demonstrations) and fewer episodes a step. They are not yet tuned to train
+ * these envs well (see each constant).
  */
 
 /**

@@ -147,9 +147,10 @@ test("an env's train preset sits under the user's config and flags, field by fie
 
 test('built-in presets are valid configs; every env but Blackjack measures its row length and bounds the KL; dense envs train dense', () => {
   for (const spec of builtinEnvs) {
-    const c = parseTrainConfig(trainPresetOf(spec, spec.options.parse({})));
+    const preset = trainPresetOf(spec, spec.options.parse({}));
+    const c = parseTrainConfig(preset);
     // Blackjack runs on the defaults but for the estimator (the critic, with its default options, no tied groups dropped) and 200 steps.
-    if (spec.name === 'blackjack') assert.deepEqual(trainPresetOf(spec, spec.options.parse({})), { advantage: { estimator: 'critic' }, steps: 200 });
+    if (spec.name === 'blackjack') assert.deepEqual(preset, { advantage: { estimator: 'critic' }, steps: 200 });
     else assert.equal(c.update.rowLength, null, spec.name);
     // The ten-turn envs decode at most 64 rows at once (their keys and values grow with the context).
     if (!['blackjack', 'nim'].includes(spec.name)) assert.equal(c.rollout.maxBatchRows, 64, spec.name);
