@@ -15,32 +15,36 @@ const here = dirname(fileURLToPath(import.meta.url));
 
 const EXPORTS_RUN = /export\s+(async\s+)?function\s+run\b|export\s+const\s+run\b/;
 
-/** A bench exports `run`, or is a plain script that exports nothing; other modules here are its helpers (flags.ts). */
-function isBench(name: string): boolean {
-  if (!/^[a-z0-9][a-z0-9-]*$/.test(name) || name === 'run' || !existsSync(join(here, `${name}.ts`))) return false;
+/**
+ * A bench exports `run` ('reports': it returns figures), or is a plain script that exports nothing
+ * ('script'); other modules here are its helpers (flags.ts) and are not benches (null).
+ */
+function benchKind(name: string): 'reports' | 'script' | null {
+  if (!/^[a-z0-9][a-z0-9-]*$/.test(name) || name === 'run' || !existsSync(join(here, `${name}.ts`))) return null;
   const text = readFileSync(join(here, `${name}.ts`), 'utf8');
-  return EXPORTS_RUN.test(text) || !/^export\s/m.test(text);
+  if (EXPORTS_RUN.test(text)) return 'reports';
+  return /^export\s/m.test(text) ? null : 'script';
 }
 
 function available(): string[] {
   return readdirSync(here)
     .filter((f) => f.endsWith('.ts'))
     .map((f) => f.slice(0, -3))
-    .filter(isBench)
+    .filter((name) => benchKind(name) !== null)
     .sort();
 }
 
 async function main(argv: string[]): Promise<number> {
   const json = argv.includes('--json');
   const [name, ...args] = argv.filter((a) => a !== '--json');
-  if (!name || !isBench(name)) {
+  const kind = name ? benchKind(name) : null;
+  if (!name || kind === null) {
     console.error(`usage: npm run bench -- NAME [--json] [ARGS...]; NAME is one of: ${available().join(', ')}`);
     return 2;
   }
   const file = join(here, `${name}.ts`);
   // A plain script runs as it is imported, so tell it apart before importing it.
-  const reports = EXPORTS_RUN.test(readFileSync(file, 'utf8'));
-  if (json && !reports) {
+  if (json && kind === 'script') {
     console.error(`bench '${name}' is a plain script: it reports no figures for --json`);
     return 2;
   }
