@@ -222,7 +222,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
         // Its own layouts: a language-model warm start trains every token after the first, so it
         // shares no prefix, and RL's layouts must not inherit that (they share the system turn).
         shapes: new LayoutShapes({ rows: settings.update.rows, rowMultiple: settings.update.rowMultiple ?? undefined, length: settings.update.rowLength }),
-        onStep: (step, loss) => emit({ type: 'warm-start-step', step, maxSteps: settings.warmStart.maxSteps, loss }),
+        onStep: (step, maxSteps, loss) => emit({ type: 'warm-start-step', step, maxSteps, loss }),
         onCheck: (check) => emit({ type: 'warm-start-check', check }),
       });
       params = ws.params;

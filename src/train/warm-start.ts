@@ -53,7 +53,8 @@ export interface WarmStartRequest<O extends Record<string, unknown>> {
   concurrency: number;
   /** The run's batch shape (shared with RL, so both use one compiled shape and one set of buffers). */
   shapes: LayoutShapes;
-  onStep?: (step: number, loss: number, shape: { rows: number; length: number; prefix: number; ms: number }) => void;
+  /** After each optimiser update of every phase: its number, a bound on their count, its loss. */
+  onStep?: (step: number, maxSteps: number, loss: number) => void;
   onCheck?: (check: WarmStartCheck) => void;
 }
 
@@ -218,13 +219,15 @@ export async function warmStart<O extends Record<string, unknown>>(request: Warm
       trainTokens += layout.computedTokens;
       trainMs += performance.now() - t0;
       log.push({ step: firstStep + done, loss: result.loss });
-      request.onStep?.(updates, result.loss, { rows: layout.rows, length: layout.length, prefix: layout.prefix.length, ms: performance.now() - t0 });
+      request.onStep?.(updates, maxUpdates, result.loss);
       done++;
     }
     return done;
   };
   // The decisions whose every legal answer can be demonstrated side by side (train-config.ts answerSteps).
   const decisions = settings.answerSteps > 0 ? demos.episodeCalls.flat().filter((c) => c.otherCompletionIds) : [];
+  // At most two answers-only rounds run (below): the first check's, then the one handed over.
+  const maxUpdates = settings.maxSteps + (decisions.length > 0 ? 2 * settings.answerSteps : 0);
   /**
    * The answers' balance re-set on every legal action's answer side by side (train-config.ts
    * answerSteps), on `from` with a fresh optimiser: the main phase's moments and learning rate

@@ -38,7 +38,13 @@ async function tinyModel() {
 type TinyModel = Awaited<ReturnType<typeof tinyModel>>;
 
 /** The warm start of the tiny model on pickSpec with the given step settings and batch shapes. */
-function warmStartOn(model: TinyModel, policy: ReturnType<typeof trainerPolicy>, steps: typeof settings.warmStart, shapes: LayoutShapes) {
+function warmStartOn(
+  model: TinyModel,
+  policy: ReturnType<typeof trainerPolicy>,
+  steps: typeof settings.warmStart,
+  shapes: LayoutShapes,
+  onStep?: (step: number, maxSteps: number) => void,
+) {
   return warmStart({
     spec: pickSpec,
     options: {},
@@ -52,6 +58,7 @@ function warmStartOn(model: TinyModel, policy: ReturnType<typeof trainerPolicy>,
     temperature: 1,
     concurrency: 64,
     shapes,
+    onStep,
   });
 }
 
@@ -182,7 +189,8 @@ test('a failed first format check returns to the language-model phase: its later
     // A target no check can meet (an invalid rate below 0): the first check after 20 steps and an
     // answers-only round, then one on the language model's own weights after 40, and at the budget
     // (60) a last round and its check.
-    const retried = await warmStartOn(model, policy, { ...settings.warmStart, minSteps: 20, targetInvalidRate: 0 }, shapes());
+    const progress: [number, number][] = [];
+    const retried = await warmStartOn(model, policy, { ...settings.warmStart, minSteps: 20, targetInvalidRate: 0 }, shapes(), (step, maxSteps) => progress.push([step, maxSteps]));
     const direct = await warmStartOn(model, policy, { ...settings.warmStart, minSteps: 60 }, shapes());
     try {
       assert.equal(retried.reached, false);
@@ -190,6 +198,8 @@ test('a failed first format check returns to the language-model phase: its later
       assert.deepEqual(retried.checks.map((c) => c.step), [26, 40, 66]);
       assert.equal(retried.steps, 66);
       assert.deepEqual(retried.losses.map((l) => l.step), Array.from({ length: 66 }, (_, i) => i + 1));
+      // The progress line counts every update, the discarded round's too, against a bound they reach: 60 + 2 × 6.
+      assert.deepEqual(progress, Array.from({ length: 72 }, (_, i) => [i + 1, 72]));
       assert.equal(direct.answerRounds, 1);
       assert.deepEqual(direct.checks.map((c) => c.step), [66]);
       assert.deepEqual(retried.losses, direct.losses);
