@@ -146,6 +146,11 @@ export class Sampler {
     if (this.weights) disposeWeights(this.weights);
     this.weights = null;
     this.weightsEpoch++;
+    this.clearCaches();
+  }
+
+  /** Drops the cached prefixes and sequences (the next prompts are computed whole). */
+  clearCaches(): void {
     this.prefixCache?.clear();
     this.sequenceCache?.clear();
   }

@@ -119,6 +119,15 @@ export class EmbeddedPolicy implements Policy {
     tree.dispose(previous);
   }
 
+  /**
+   * Drops the sampler's cached prefixes and sequences. A prompt computed from the cache rounds
+   * differently from one computed whole (other batch shapes), so a caller that needs later samples
+   * not to depend on what this policy sampled before (an evaluation between training steps) clears it.
+   */
+  clearCaches(): void {
+    this.sampler.clearCaches();
+  }
+
   /** The prompt exactly as the model sees it: template render with the generation prompt, encoded. */
   promptIds(messages: Message[], tools: ToolSpec[]): number[] {
     const text = this.model.chatTemplate.render(messages, { tools, addGenerationPrompt: true, extra: this.model.templateExtra });

@@ -195,6 +195,13 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
     version: firstStep - 1,
     maxBatchRows: settings.rollout.maxBatchRows,
   });
+  // The held-out evaluation, which must not shape training: the rollouts after it would otherwise
+  // reuse the prompts it cached, which a run resumed at this step computes whole (rounding apart).
+  const evaluate = async (): Promise<PeriodicEval> => {
+    const result = await periodicEval({ spec, options, policy, episodes: settings.evalEpisodes, maxTurns, maxTokens, concurrency: settings.rollout.concurrency });
+    policy.clearCaches();
+    return result;
+  };
   try {
     if (reused) {
       emit({ type: 'phase', phase: 'warm-start', message: `reusing the warm start of run ${reused.runId} (${reused.record.summary.steps} steps)` });
@@ -202,7 +209,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
       saveModelFolder(dir, assets, reused.params);
       warm = reusedSummary(reused, WARM_START_PATH);
       saveWarmStartRecord(dir, { ...reused.record, runId, summary: warm });
-      lastEval = await periodicEval({ spec, options, policy, episodes: settings.evalEpisodes, maxTurns, maxTokens, concurrency: settings.rollout.concurrency });
+      lastEval = await evaluate();
       await record(0, evalMetrics(lastEval));
       emit({ type: 'eval', step: 0, eval: lastEval });
     } else if (!resume) {
@@ -243,7 +250,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
         from: null,
       };
       saveWarmStartRecord(dir, { runId, env: spec.name, envOptions: options, maxTokens, rowLength: ws.rlRowLength, summary: warm });
-      lastEval = await periodicEval({ spec, options, policy, episodes: settings.evalEpisodes, maxTurns, maxTokens, concurrency: settings.rollout.concurrency });
+      lastEval = await evaluate();
       // The warm start's own steps are not RL steps: its figures are logged at step 0.
       await record(0, {
         ...evalMetrics(lastEval),
@@ -316,7 +323,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
           referenceStep = step;
         }
         if (step % settings.evalEvery === 0 || step === settings.steps) {
-          lastEval = await periodicEval({ spec, options, policy, episodes: settings.evalEpisodes, maxTurns, maxTokens, concurrency: settings.rollout.concurrency });
+          lastEval = await evaluate();
           Object.assign(metrics, evalMetrics(lastEval));
           emit({ type: 'eval', step, eval: lastEval });
         }

@@ -140,3 +140,27 @@ test('the cache finds the longest shared prefix, keeps each sequence once, and k
   assert.equal(cache.match([...c, 1])?.length, 40);
   cache.clear();
 });
+
+test('clearCaches: the next prompts are computed whole, bit for bit as a fresh sampler computes them', async () => {
+  const params = samplerParams(cfg, 7);
+  const options = { blockSize: 8, prefixGranule: 8, seed: 1 };
+  const used = new Sampler(cfg, params, options);
+  const fresh = new Sampler(cfg, params, options);
+  const system = tokens(24, 1);
+  // An evaluation's prompts, then a training step's that share and continue them.
+  const earlier: SampleRequest[] = [0, 1, 2].map((k) => ({ promptIds: [...system, ...tokens(5 + k, 2 + k)], n: 1, maxTokens: 6, temperature: 0, seed: k }));
+  const done = await used.generate(earlier);
+  const later: SampleRequest[] = done.map(([s], k) => ({ promptIds: [...earlier[k].promptIds, ...s.tokenIds, ...tokens(3, 9 + k)], n: 2, maxTokens: 5, temperature: 1, seed: 20 + k }));
+  assert.ok(used.prefixCache!.size > 0 && used.sequenceCache!.size > 0, 'the first batch filled both caches');
+  used.clearCaches();
+  assert.equal(used.prefixCache!.size, 0);
+  assert.equal(used.sequenceCache!.size, 0);
+  const reused = (s: Sampler) => s.stats.prefill.reusedTokens + s.stats.prefill.sequenceReusedTokens;
+  const before = reused(used);
+  const got = await used.generate(later);
+  assert.deepEqual(got, await fresh.generate(later));
+  // What the batch shares within itself is still reused, and nothing from before.
+  assert.equal(reused(used) - before, reused(fresh));
+  used.dispose();
+  fresh.dispose();
+});
