@@ -1,8 +1,8 @@
 /**
  * The training loop end to end on a toy env with a tiny model (threads 1): default model, warm
  * start, RL steps with metrics in the store, checkpoints (weights, optimizer state, trainer state),
- * the final evaluation and the report files; and resuming from a checkpoint replays exactly what
- * the uninterrupted run did.
+ * the final evaluation and the report files; resuming from a checkpoint replays exactly what the
+ * uninterrupted run did; and evaluations between steps leave training as it would be without them.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
@@ -160,6 +160,27 @@ test('a run resumed from a checkpoint logs the same metrics and weights as the u
     const rb = loadTrainCheckpoint(join(other.runDir(runB), 'checkpoints/step-000003'), parseTrainerState);
     assert.deepEqual(rb.state.weightAverage, ra.state.weightAverage);
     for (const name of Object.keys(wa)) assert.deepEqual(rb.rlParams![name].data, ra.rlParams![name].data, `rl ${name}`);
+  } finally {
+    await other.close();
+  }
+});
+
+test('evaluations during training do not shape it: without them the steps log the same training metrics', async () => {
+  const other = await openStore(join(dir, 'evals.db'));
+  try {
+    // A seed whose prompts computed from the evaluation's caches round differently from computed whole
+    // (seeds 2 and 3 do, 0 and 1 happen not to): without the trainer emptying the caches, step 2 differs.
+    const seed = 2;
+    const train = async (evalEvery: number) => {
+      const runId = await newTrainRun(other);
+      const outcome = await trainRun({ spec: pickSpec, options: {}, settings: { ...settings, seed, evalEvery }, store: other, runId, resume: null });
+      await outcome.policy.close();
+      return other.getMetrics(runId);
+    };
+    // Every step after an evaluation, against none but step 0's (after the warm start, in both).
+    const [every, none] = [await train(1), await train(100)];
+    const training = (m: Record<string, number>) => Object.fromEntries(Object.entries(m).filter(([name]) => !/^(eval|time|throughput)\//.test(name)));
+    for (const step of [1, 2, 3]) assert.deepEqual(training(metricsAt(every, step)), training(metricsAt(none, step)), `step ${step}`);
   } finally {
     await other.close();
   }
