@@ -18,7 +18,8 @@
  * steps, not 250. At 200 steps (the weights of steps 120–200 averaged) seeds 0–3 handed over
  * −0.0580, −0.0590, −0.0525, −0.0526, all still within, and the command took 893 s (seed 0) and
  * 835 s (seed 1) alone on 2 cores with the warm start (250 steps: 1,177 s before the LM head was
- * computed at the targets only).
+ * computed at the targets only). Once evaluations emptied the sampler's caches (every run took
+ * another path): −0.0572, −0.0600, −0.0529, −0.0533, and 863 s for seed 0.
  * The sab and natural rules keep 250: their runs (seed 0, from scratch) were 0.0229 and 0.0217 from
  * their optima after 200 steps, 0.0097 and 0.0115 after 250 (sab's warm start starts far: its
  * greedy table scores −0.75 where the default rules' scores −0.23).
