@@ -120,6 +120,10 @@ async function optimise<O extends Record<string, unknown>>(ctx: RlStepContext<O>
 export async function rlStep<O extends Record<string, unknown>>(ctx: RlStepContext<O>, step: number): Promise<RlStepResult> {
   const { settings } = ctx;
   const t0 = performance.now();
+  // The rollouts start from empty prompt caches, as a run resumed at this step does: whatever sampled
+  // since the last update (an evaluation) would otherwise hand them its cached prompts, whose
+  // logprobs round differently from prompts computed whole (--resume would not be exact).
+  ctx.policy.clearCaches();
   const rollout = await runRollouts({
     spec: ctx.spec,
     options: ctx.options,

@@ -195,13 +195,9 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
     version: firstStep - 1,
     maxBatchRows: settings.rollout.maxBatchRows,
   });
-  // The held-out evaluation, which must not shape training: the rollouts after it would otherwise
-  // reuse the prompts it cached, which a run resumed at this step computes whole (rounding apart).
-  const evaluate = async (): Promise<PeriodicEval> => {
-    const result = await periodicEval({ spec, options, policy, episodes: settings.evalEpisodes, maxTurns, maxTokens, concurrency: settings.rollout.concurrency });
-    policy.clearCaches();
-    return result;
-  };
+  // The held-out evaluation (greedy); the next step's rollouts do not reuse its cached prompts (rlStep).
+  const evaluate = (): Promise<PeriodicEval> =>
+    periodicEval({ spec, options, policy, episodes: settings.evalEpisodes, maxTurns, maxTokens, concurrency: settings.rollout.concurrency });
   try {
     if (reused) {
       emit({ type: 'phase', phase: 'warm-start', message: `reusing the warm start of run ${reused.runId} (${reused.record.summary.steps} steps)` });
