@@ -41,6 +41,12 @@ export const lossConfigSchema = z.strictObject({
    * min(π_old / π_sampler, isCap).
    */
   isCap: z.number().min(1, 'must be ≥ 1 (a cap below 1 would down-weight on-policy tokens)').default(2),
+  /**
+   * Weight c of an entropy bonus: the loss subtracts c times the trained tokens' mean entropy
+   * (length-normalised as the policy term), which keeps a policy from collapsing onto one answer
+   * before it has learned which state wants which; 0 disables it.
+   */
+  entropyCoef: z.number().min(0, 'must be ≥ 0').default(0),
 });
 
 export type LossConfig = z.input<typeof lossConfigSchema>;

@@ -6,7 +6,7 @@
  *   x_t  = log π_new − log π_old            (π_old = oldLogprobs, or the sampler when absent)
  *   ℓ_t  = w_t · policyTerm(x_t, A_t) + β · k3(log π_ref − log π_new)
  *   w_t  = min(π_old / π_sampler, isCap)    (1 when oldLogprobs is absent: the sampler is π_old)
- *   loss = Σ_t weight_t(lengthNorm) · ℓ_t
+ *   loss = Σ_t weight_t(lengthNorm) · ℓ_t − c · Σ_t weight_t(lengthNorm) · H_t   (c = entropyCoef)
  *
  * The importance weight multiplies the policy term only, as in verl: the KL penalty is a
  * regulariser of π_new, not an estimate under the sampler. Metrics are token means over the mask.
@@ -37,7 +37,7 @@ export interface PolicyLossInputs {
   oldLogprobs?: Tensor;
   /** log π_ref [B, T] of the frozen reference; needed when klBeta > 0. */
   refLogprobs?: Tensor;
-  /** Per-token entropy of π_new [B, T] (tokenLogprobs' entropy), reported only. */
+  /** Per-token entropy of π_new [B, T] (tokenLogprobs' entropy): reported, and differentiable for the bonus (entropyCoef > 0). */
   entropy?: Tensor;
   /** Masked tokens of each token's sequence [B, T], for grpo/dr_grpo on packed rows (default: per row). */
   sequenceLengths?: Tensor;
@@ -52,13 +52,18 @@ export interface PolicyLossInputs {
  * clipFracHigh (share of tokens where each clip bound took effect), ratioMean (mean π_new/π_old),
  * approxKl (k3 mean of KL(π_old ‖ π_new)), isCappedShare and isWeightMean (the importance weight;
  * 0 and 1 without oldLogprobs), refKl (k3 mean to the reference; only with refLogprobs), entropy
- * (only with entropy).
+ * (only with entropy), entropyBonus (c · the length-normalised entropy, subtracted from the loss;
+ * only with entropyCoef > 0).
  */
 export function policyLoss(inputs: PolicyLossInputs, settings: LossSettings): LossWithMetrics {
   const { newLogprobs, samplingLogprobs, advantages, mask, oldLogprobs, refLogprobs, entropy } = inputs;
   if (settings.klBeta > 0 && !refLogprobs) {
     for (const t of Object.values(inputs) as (Tensor | undefined)[]) t?.dispose();
     throw new Error('loss: klBeta > 0 needs refLogprobs (the frozen reference policy)');
+  }
+  if (settings.entropyCoef > 0 && !entropy) {
+    for (const t of Object.values(inputs) as (Tensor | undefined)[]) t?.dispose();
+    throw new Error('loss: entropyCoef > 0 needs the per-token entropy');
   }
   const weights = lengthNormWeights(mask.ref, settings, inputs.sequenceLengths, inputs.tokenWeights?.ref);
   const metrics: Record<string, Tensor> = {};
@@ -110,6 +115,11 @@ export function policyLoss(inputs: PolicyLossInputs, settings: LossSettings): Lo
     }
   } else {
     metrics.klLoss = np.array(0);
+  }
+  if (entropy && settings.entropyCoef > 0) {
+    const bonus = weightedSum(entropy.ref, weights.ref).mul(settings.entropyCoef);
+    metrics.entropyBonus = lax.stopGradient(bonus.ref);
+    loss = loss.sub(bonus);
   }
   if (entropy) metrics.entropy = mean(lax.stopGradient(entropy));
   if (inputs.klBeta && !refLogprobs) inputs.klBeta.dispose();

@@ -103,6 +103,7 @@ export function updateMetrics(
     policyLoss: 'train/policy_loss',
     klLoss: 'train/kl_loss',
     entropy: 'train/entropy',
+    entropyBonus: 'train/entropy_bonus',
     sftLoss: 'train/sft_loss',
     sftTokens: 'train/sft_tokens',
   };

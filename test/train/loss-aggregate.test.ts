@@ -151,6 +151,29 @@ test('policy loss: β given as a step input replaces the configured β (a schedu
   near(await scalar(off.klLoss), 0.2 * 0.0055827, 1e-7, 'klLoss at β 0.2 over a configured 0');
 });
 
+test('policy loss: the entropy bonus subtracts c · the length-normalised entropy, and its gradient is −c · the length weight', async () => {
+  // grpo over the masked entropies: ((0.5 + 1.0)/2 + (1.5 + 0.25 + 0.75)/3) / 2 = 0.7916667
+  const settings = parseLossConfig({ lengthNorm: 'grpo', klBeta: 0.1, entropyCoef: 0.01 });
+  const [loss, m] = policyLoss(batchInputs(), settings);
+  near(await scalar(m.entropyBonus), 0.007916667, 1e-8, 'entropyBonus');
+  near(await scalar(loss), 0.05486532 - 0.007916667, 1e-6, 'loss = policy + KL − bonus');
+  near(await scalar(m.entropy), 0.8, 1e-6, 'entropy (token mean, as without the bonus)');
+  const g = grad((h: Tensor) => policyLoss({ ...batchInputs(), entropy: h }, settings)[0])(np.array(BATCH.entropy));
+  const got = await g.data();
+  [-0.0025, -0.0025, 0, -0.01 / 6, -0.01 / 6, -0.01 / 6].forEach((e, i) => near(got[i], e, 1e-8, `d loss / d H [${i}]`));
+  // Without a coefficient there is no bonus and the entropy is only reported.
+  const [, plain] = policyLoss(batchInputs(), parseLossConfig({ lengthNorm: 'grpo', klBeta: 0.1 }));
+  assert.equal(plain.entropyBonus, undefined);
+});
+
+test('policy loss: entropyCoef > 0 without the entropy is an error', () => {
+  assert.throws(() => {
+    const { entropy, ...rest } = batchInputs();
+    entropy.dispose();
+    policyLoss(rest, parseLossConfig({ entropyCoef: 0.01, klBeta: 0.1 }));
+  }, /entropyCoef > 0 needs the per-token entropy/);
+});
+
 test('policy loss: klBeta > 0 without a reference is an error', () => {
   assert.throws(() => {
     const { refLogprobs, ...rest } = batchInputs();

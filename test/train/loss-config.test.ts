@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { UsageError } from '../../src/core/errors.ts';
 import { parseLossConfig } from '../../src/train/loss-config.ts';
 
-test('loss config: defaults are PPO clip 0.2 / 0.28, no KL, DAPO token mean, IS cap 2', () => {
+test('loss config: defaults are PPO clip 0.2 / 0.28, no KL, DAPO token mean, IS cap 2, no entropy bonus', () => {
   assert.deepEqual(parseLossConfig(undefined), {
     policyLoss: 'ppo_clip',
     clipLow: 0.2,
@@ -13,6 +13,7 @@ test('loss config: defaults are PPO clip 0.2 / 0.28, no KL, DAPO token mean, IS 
     klMax: null,
     lengthNorm: 'dapo',
     isCap: 2,
+    entropyCoef: 0,
   });
   assert.equal(parseLossConfig({ policyLoss: 'cispo', clipLow: 5 }).clipLow, 5);
 });
@@ -28,6 +29,7 @@ test('loss config: a bad field is a UsageError naming loss.<field>', () => {
     [{ lengthNorm: 'dr_grpo' }, /loss\.maxCompletionTokens: required when loss\.lengthNorm is "dr_grpo"/],
     [{ lengthNorm: 'dr_grpo', maxCompletionTokens: 0 }, /loss\.maxCompletionTokens: must be > 0/],
     [{ isCap: 0.5 }, /loss\.isCap: must be ≥ 1/],
+    [{ entropyCoef: -0.01 }, /loss\.entropyCoef: must be ≥ 0/],
     [{ policyLoss: 'reinforce' }, /loss\.policyLoss/],
     [{ clip: 0.2 }, /loss: .*clip/],
   ];

@@ -1,7 +1,7 @@
 /**
  * The losses on a real (tiny) transformer: gradients w.r.t. every parameter tensor against central
  * finite differences, with clipping active for positive and for negative advantages, CISPO's
- * gradient, and the k3 KL's.
+ * gradient, the k3 KL's, and the entropy bonus's.
  */
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
@@ -92,11 +92,12 @@ function lossFn(s: Setup, config: LossConfig): (params: Params) => Tensor {
   return (params) => {
     const { mask, ...inputs } = batchTensors(cfg, batch);
     mask.dispose();
-    const { logprobs } = tokenLogprobs(cfg, params, inputs);
+    const { logprobs, entropy } = tokenLogprobs(cfg, params, inputs, { entropy: settings.entropyCoef > 0 });
     const arr = (data: Float32Array) => np.array(data).reshape(shape);
     const [loss, metrics] = policyLoss(
       {
         newLogprobs: logprobs,
+        entropy,
         samplingLogprobs: arr(s.sampling),
         advantages: arr(s.advantages),
         mask: arr(s.mask),
@@ -216,4 +217,18 @@ test('k3 KL: 0 with zero gradient when ref = new; gradient matches finite differ
   const f = lossFn(s, { klBeta: 0.5, lengthNorm: 'grpo' });
   assert.ok((await valueAt(f, host)) > 1e-3);
   await checkFiniteDifferences(f, 'k3 KL');
+});
+
+test('entropy bonus: gradient matches finite differences; a step down its gradient raises the entropy', async () => {
+  const s = setup();
+  s.advantages.fill(0); // the bonus alone
+  const f = lossFn(s, { entropyCoef: 0.5 });
+  await checkFiniteDifferences(f, 'entropy bonus');
+  const meanEntropy = async (h: HostParams): Promise<number> => -(await valueAt(f, h)) / 0.5;
+  const { grads } = await valueAndGrads(f, host);
+  const stepped: HostParams = {};
+  for (const [name, t] of Object.entries(host)) stepped[name] = { shape: t.shape, data: Float32Array.from(t.data, (x, i) => x - 0.05 * grads[name].data[i]) };
+  const before = await meanEntropy(host);
+  const after = await meanEntropy(stepped);
+  assert.ok(before > 0.1 && after > before + 1e-3, `mean entropy ${before} → ${after}`);
 });

@@ -61,6 +61,15 @@ test('tabular learner: the KL to the starting (uniform) table holds the policy b
   assert.ok(last(held) < last(free), `stochastic return with the KL ${last(held)}, without ${last(free)}`);
 });
 
+test('tabular learner: the entropy bonus keeps the table softer, and is logged', async () => {
+  const run = (config: object) => trainTabular(blackjackSpec, options, blackjackSpace(), { maxEpisodes: 8_192, evalEvery: 8_192, groupsPerBatch: 64, seed: 3, optimizer: { lr: 0.3 }, ...config });
+  const free = await run({});
+  const bonus = await run({ loss: { entropyCoef: 0.1 } });
+  assert.equal(free.lastMetrics.entropyBonus, undefined);
+  assert.ok(Math.abs(bonus.lastMetrics.entropyBonus - 0.1 * bonus.lastMetrics.entropy) < 1e-6, `bonus ${bonus.lastMetrics.entropyBonus}, entropy ${bonus.lastMetrics.entropy}`);
+  assert.ok(bonus.lastMetrics.entropy > free.lastMetrics.entropy + 0.05, `entropy with the bonus ${bonus.lastMetrics.entropy}, without ${free.lastMetrics.entropy}`);
+});
+
 test('tabular config: a bad field is a UsageError naming it', () => {
   assert.throws(() => parseTabularTrainConfig({ groupSize: 0 }), /tabular\.groupSize/);
   assert.throws(() => parseTabularTrainConfig({ loss: { clipHigh: -1 } }), /tabular\.loss\.clipHigh/);
