@@ -47,6 +47,13 @@ export interface PolicyLossInputs {
   tokenWeights?: Tensor;
 }
 
+/** What the settings need that the inputs lack, or null. */
+function missingInput(inputs: PolicyLossInputs, settings: LossSettings): string | null {
+  if (settings.klBeta > 0 && !inputs.refLogprobs) return 'klBeta > 0 needs refLogprobs (the frozen reference policy)';
+  if (settings.entropyCoef > 0 && !inputs.entropy) return 'entropyCoef > 0 needs the per-token entropy';
+  return null;
+}
+
 /**
  * Metric names: policyLoss and klLoss (the two parts of the loss, normalised), clipFracLow and
  * clipFracHigh (share of tokens where each clip bound took effect), ratioMean (mean π_new/π_old),
@@ -57,13 +64,10 @@ export interface PolicyLossInputs {
  */
 export function policyLoss(inputs: PolicyLossInputs, settings: LossSettings): LossWithMetrics {
   const { newLogprobs, samplingLogprobs, advantages, mask, oldLogprobs, refLogprobs, entropy } = inputs;
-  if (settings.klBeta > 0 && !refLogprobs) {
+  const missing = missingInput(inputs, settings);
+  if (missing) {
     for (const t of Object.values(inputs) as (Tensor | undefined)[]) t?.dispose();
-    throw new Error('loss: klBeta > 0 needs refLogprobs (the frozen reference policy)');
-  }
-  if (settings.entropyCoef > 0 && !entropy) {
-    for (const t of Object.values(inputs) as (Tensor | undefined)[]) t?.dispose();
-    throw new Error('loss: entropyCoef > 0 needs the per-token entropy');
+    throw new Error(`loss: ${missing}`);
   }
   const weights = lengthNormWeights(mask.ref, settings, inputs.sequenceLengths, inputs.tokenWeights?.ref);
   const metrics: Record<string, Tensor> = {};
