@@ -16,7 +16,7 @@
  * "The critic"), and its policies stick on hard 13–16 against 2–6 and hit against 7–A. A step
  * trains about three times GRPO's samples (no tied groups to drop), so a run takes longer: 200
  * steps, not 250. At 200 steps seeds 0–3 handed over −0.0572, −0.0600, −0.0529, −0.0533, all still
- * within, and the command took 863 s (seed 0) alone on 2 cores with the warm start (earlier builds'
+ * within, and the command took 853 s (seed 0) alone on 2 cores with the warm start (earlier builds'
  * figures: docs/results.md, "The critic").
  * The sab and natural rules keep 250: their runs (seed 0, from scratch) were 0.0229 and 0.0217 from
  * their optima after 200 steps, 0.0097 and 0.0115 after 250 (sab's warm start starts far: its
