@@ -19,8 +19,8 @@
  * within, and the command took 853 s (seed 0) alone on 2 cores with the warm start (earlier builds'
  * figures: docs/results.md, "The critic").
  * The sab and natural rules keep 250: their runs (seed 0, from scratch) were 0.0229 and 0.0217 from
- * their optima after 200 steps, 0.0097 and 0.0115 after 250 (sab's warm start starts far: its
- * greedy table scores −0.75 where the default rules' scores −0.23).
+ * their optima after 200 steps, 0.0082 and 0.0138 after 250 on this build (sab's warm start starts
+ * far: its greedy table scores −0.75 where the default rules' scores −0.23).
  */
 export function blackjackTrainPreset(options: Record<string, unknown>): Record<string, unknown> {
   const variant = options.sab === true || options.natural === true;
