@@ -121,8 +121,9 @@ export class EmbeddedPolicy implements Policy {
 
   /**
    * Drops the sampler's cached prefixes and sequences. A prompt computed from the cache rounds
-   * differently from one computed whole (other batch shapes), so a caller that needs later samples
-   * not to depend on what this policy sampled before (an evaluation between training steps) clears it.
+   * differently from one computed whole (other batch shapes), so a caller whose samples must not
+   * depend on what this policy sampled before clears them: the trainer, at the start of each step's
+   * rollouts (rlStep), as a run resumed at that step starts.
    */
   clearCaches(): void {
     this.sampler.clearCaches();
