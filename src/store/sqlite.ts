@@ -144,6 +144,12 @@ export class SqliteStore implements Store {
     if (result.changes === 0) throw new StoreInputError(`finishRun: run ${runId} is not in the store`);
   }
 
+  async reopenRun(runId: string): Promise<void> {
+    checkInput(runIdSchema, runId, 'runId');
+    const result = this.sql("UPDATE runs SET status = 'running', finished_at = NULL, summary = NULL WHERE id = ?").run(runId);
+    if (result.changes === 0) throw new StoreInputError(`reopenRun: run ${runId} is not in the store`);
+  }
+
   async getRun(runId: string): Promise<Run | null> {
     const row = this.sql('SELECT * FROM runs WHERE id = ?').get(runId) as RunRow | undefined;
     return row ? runFromRow(row) : null;

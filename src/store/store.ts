@@ -69,6 +69,8 @@ export interface Store {
   createRun(run: Run): Promise<void>;
   /** Marks a run finished or failed with its summary. Repeating it overwrites the end record. */
   finishRun(runId: string, end: RunEnd): Promise<void>;
+  /** Marks a stopped run running again (a resumed train run, a restarted proxy): its end record is cleared. */
+  reopenRun(runId: string): Promise<void>;
   getRun(runId: string): Promise<Run | null>;
   listRuns(query?: RunQuery): Promise<Run[]>;
 

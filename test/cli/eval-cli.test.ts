@@ -4,9 +4,23 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { saveTinyModel, tinyModel } from '../eval/tiny-checkpoint.ts';
-import { runCli, scratchDir } from './run-cli.ts';
+import { runCli, runCliInterrupted, scratchDir } from './run-cli.ts';
 
 type PolicyResult = Record<string, unknown> & { policy: string; ci95: [number, number] };
+
+test('eval stopped by SIGINT: the run is failed with the signal and keeps the trajectories played so far', async () => {
+  const dir = scratchDir();
+  const stopped = await runCliInterrupted(['eval', '--env', 'blackjack', '--policy', 'random', '--episodes', '100000', '--json'], dir, /random [1-9]\d*\/100000 /);
+  assert.equal(stopped.code, 130, stopped.stderr.slice(-2000));
+  const runId = /run (run_\w+) interrupted by SIGINT; recorded as failed\n/.exec(stopped.stderr)?.[1];
+  assert.ok(runId, stopped.stderr.slice(-2000));
+  const shown = runCli(['show', runId, '--trajectories', '5', '--json'], dir).json();
+  const run = shown.run as { status: string; summary: { error: string; signal: string; savedTrajectories: number } };
+  assert.equal(run.status, 'failed');
+  assert.deepEqual([run.summary.error, run.summary.signal], ['interrupted by SIGINT', 'SIGINT']);
+  assert.ok(run.summary.savedTrajectories > 0);
+  assert.equal((shown.trajectories as unknown[]).length, Math.min(5, run.summary.savedTrajectories));
+});
 
 test('eval of scripted policies on blackjack: exact values, the oracle, head-to-head, an eval run in the store', () => {
   const dir = scratchDir();

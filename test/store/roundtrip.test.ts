@@ -47,6 +47,11 @@ test('runs round-trip; re-creating is a no-op, a conflicting re-create is refuse
   assert.deepEqual(await store.getRun('run_a'), { ...run, ...end });
   await assert.rejects(store.finishRun('run_nope', end), /run run_nope is not in the store/);
   await assert.rejects(store.finishRun('run_a', { ...end, summary: { meanReward: Number.NaN } }), /"meanReward" is NaN/);
+  // A resumed run is running again, without the old end; ending it again writes the new end.
+  await store.reopenRun('run_a');
+  assert.deepEqual(await store.getRun('run_a'), run);
+  await assert.rejects(store.reopenRun('run_nope'), /run run_nope is not in the store/);
+  await store.finishRun('run_a', end);
 
   await store.createRun(makeRun('run_b', { kind: 'eval', createdAt: '2025-02-01T00:00:00.000Z' }));
   await store.createRun(makeRun('run_c', { kind: 'eval', createdAt: '2025-03-01T00:00:00.000Z' }));

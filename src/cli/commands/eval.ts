@@ -17,6 +17,7 @@ import { rolloutSeeds } from '../../rollout/rollouts.ts';
 import { openStore } from '../../store/open.ts';
 import { makeOutput } from '../output.ts';
 import { startProgress, type Progress } from '../progress.ts';
+import { markRunFailedOnInterrupt } from '../interrupt.ts';
 import { parseSavePolicy, TrajectorySink } from '../trajectory-sink.ts';
 
 export interface EvalFlags {
@@ -101,6 +102,13 @@ export async function evalCommand(flags: EvalFlags): Promise<void> {
   };
   await store.createRun(run);
   const sink = new TrajectorySink(store, save);
+  // Stopped by a signal, the run keeps the trajectories played so far and says why it ended.
+  const stopHandlingInterrupts = markRunFailedOnInterrupt({
+    store,
+    runId: run.id,
+    flush: () => sink.flush(),
+    describe: async () => ({ summary: { savedTrajectories: sink.savedCount } }),
+  });
   // One progress line per policy, replaced as the evaluation moves on.
   const bar: { current: Progress | null } = { current: null };
   try {
@@ -135,6 +143,7 @@ export async function evalCommand(flags: EvalFlags): Promise<void> {
     await store.finishRun(run.id, { status: 'failed', finishedAt: nowIso(), summary: { error: (err as Error).message } });
     throw err;
   } finally {
+    stopHandlingInterrupts();
     await Promise.all(policies.map((p) => p.close?.()));
     await store.close();
   }

@@ -11,6 +11,7 @@ import { formatQualityReport } from '../../rollout/quality.ts';
 import { openStore } from '../../store/open.ts';
 import { fmt, makeOutput, pct } from '../output.ts';
 import { startProgress } from '../progress.ts';
+import { markRunFailedOnInterrupt } from '../interrupt.ts';
 import { parseSavePolicy, TrajectorySink } from '../trajectory-sink.ts';
 import { exactValues } from '../../eval/exact-values.ts';
 import { isGroupUnscored } from '../../rewards/group-reward.ts';
@@ -70,6 +71,13 @@ export async function playCommand(flags: PlayFlags): Promise<void> {
   };
   await store.createRun(run);
   const sink = new TrajectorySink(store, save);
+  // Stopped by a signal, the run keeps the trajectories played so far and says why it ended.
+  const stopHandlingInterrupts = markRunFailedOnInterrupt({
+    store,
+    runId: run.id,
+    flush: () => sink.flush(),
+    describe: async () => ({ summary: { savedTrajectories: sink.savedCount } }),
+  });
   const progress = startProgress(`play ${spec.name} ${policy.name}`, flags.episodes);
   let returnSum = 0;
   let finished = 0;
@@ -150,6 +158,7 @@ export async function playCommand(flags: PlayFlags): Promise<void> {
     await store.finishRun(run.id, { status: 'failed', finishedAt: nowIso(), summary: { error: (err as Error).message } });
     throw err;
   } finally {
+    stopHandlingInterrupts();
     await policy.close?.();
     await judge?.policy.close?.();
     await store.close();

@@ -64,7 +64,8 @@ export async function proxyCommand(flags: ProxyFlags): Promise<void> {
     await judge?.policy.close?.();
     throw new UsageError(`--run: run '${runId}' exists and is not a proxy run of ${upstream}`);
   }
-  if (!existing) await store.createRun(run);
+  if (existing) await store.reopenRun(runId);
+  else await store.createRun(run);
 
   const proxy = await startProxy({
     upstream,

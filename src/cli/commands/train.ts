@@ -26,6 +26,7 @@ import { loadWarmStartSource, type WarmStartSource } from '../../train/warm-star
 import { finalEvaluation, type FinalEval } from '../../train/trainer-final.ts';
 import { finalSummary } from '../../train/trainer-report-summary.ts';
 import { parseTrainerState, type TrainerState } from '../../train/trainer-state.ts';
+import { markRunFailedOnInterrupt } from '../interrupt.ts';
 import { makeOutput } from '../output.ts';
 import { startProgress, type Progress } from '../progress.ts';
 import { trainProgressPrinter } from '../train-progress.ts';
@@ -133,6 +134,7 @@ export async function trainCommand(flags: TrainFlags): Promise<void> {
   let runId: string;
   if (resume) {
     runId = resume.runId;
+    await store.reopenRun(runId);
   } else {
     const run: Run = {
       id: newId('run'),
@@ -150,6 +152,16 @@ export async function trainCommand(flags: TrainFlags): Promise<void> {
     runId = run.id;
   }
   const printer = trainProgressPrinter(settings.steps);
+  const db = flags.db === undefined ? '' : ` --db ${flags.db}`;
+  const stopHandlingInterrupts = markRunFailedOnInterrupt({
+    store,
+    runId,
+    describe: async () => {
+      const latest = (await store.listCheckpoints(runId)).at(-1);
+      if (!latest || latest.step === 0) return { summary: { lastCheckpointStep: null } };
+      return { summary: { lastCheckpointStep: latest.step }, hint: `its latest checkpoint is step ${latest.step}: continue with spindle train --resume ${runId}${db}` };
+    },
+  });
   try {
     const outcome = await trainRun({ spec, options, settings, store, runId, resume: resume?.checkpoint ?? null, warmStartFrom, onEvent: printer });
     let final: FinalEval;
@@ -225,6 +237,7 @@ export async function trainCommand(flags: TrainFlags): Promise<void> {
     await store.finishRun(runId, { status: 'failed', finishedAt: nowIso(), summary: { error: (error as Error).message } }).catch(() => undefined);
     throw error;
   } finally {
+    stopHandlingInterrupts();
     await store.close();
   }
 }

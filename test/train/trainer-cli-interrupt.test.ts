@@ -1,0 +1,52 @@
+/**
+ * `spindle train` stopped by Ctrl-C (SIGINT) through the real bin: the run is stored as failed with
+ * the signal and its latest checkpoint, stderr says how to continue, and `--resume` from there makes
+ * it running again and then finished.
+ */
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { runCli, runCliInterrupted, scratchDir } from '../cli/run-cli.ts';
+
+const TINY = {
+  steps: 50,
+  groupSize: 2,
+  batchSeeds: 2,
+  evalEvery: 50,
+  evalEpisodes: 8,
+  finalEvalEpisodes: 8,
+  checkpointEvery: 1,
+  threads: 1,
+  model: { vocabSize: 300, corpusEpisodes: 40, hiddenSize: 32, intermediateSize: 64, numLayers: 1, numHeads: 2, numKvHeads: 1, headDim: 16 },
+  warmStart: { maxSteps: 6, minSteps: 6, checkEvery: 6, checkEpisodes: 4, demoEpisodes: 40, batchSize: 8, answerSteps: 2 },
+};
+
+test('spindle train stopped by SIGINT: stored as failed with its latest checkpoint, then resumed to the end', async () => {
+  const dir = scratchDir();
+  writeFileSync(join(dir, 'tiny.json'), JSON.stringify(TINY));
+  // The step line is throttled: any step past the first.
+  const stopped = await runCliInterrupted(['train', '--env', 'blackjack', '--config', 'tiny.json', '--seed', '2'], dir, /step ([2-9]|[1-4]\d)\/50/);
+  assert.equal(stopped.code, 130, stopped.stderr.slice(-3000));
+  const said = /run (run_\w+) interrupted by SIGINT; recorded as failed\n {2}its latest checkpoint is step (\d+): continue with spindle train --resume (run_\w+)\n/.exec(stopped.stderr);
+  assert.ok(said, stopped.stderr.slice(-2000));
+  const [, runId, stepText, resumeId] = said;
+  assert.equal(resumeId, runId);
+  const checkpointStep = Number(stepText);
+  assert.ok(checkpointStep >= 2 && checkpointStep < 50, `checkpoint step ${checkpointStep}`);
+
+  const shown = runCli(['show', runId, '--json'], dir);
+  assert.equal(shown.code, 0, shown.stderr);
+  const run = (shown.json().run ?? {}) as Record<string, unknown>;
+  assert.equal(run.status, 'failed');
+  assert.ok(typeof run.finishedAt === 'string');
+  assert.deepEqual(run.summary, { error: 'interrupted by SIGINT', signal: 'SIGINT', lastCheckpointStep: checkpointStep });
+
+  const resumed = runCli(['train', '--resume', runId, '--steps', String(checkpointStep + 1), '--json'], dir);
+  assert.equal(resumed.code, 0, resumed.stderr.slice(-3000));
+  assert.equal(resumed.json().steps, checkpointStep + 1);
+  const after = runCli(['show', runId, '--json'], dir).json().run as Record<string, unknown>;
+  assert.equal(after.status, 'finished');
+  assert.equal((after.summary as Record<string, unknown>).steps, checkpointStep + 1);
+  assert.equal((after.summary as Record<string, unknown>).error, undefined);
+});
