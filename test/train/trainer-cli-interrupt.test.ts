@@ -8,23 +8,14 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { runCli, runCliInterrupted, scratchDir } from '../cli/run-cli.ts';
+import { TINY_TRAIN_CONFIG } from '../fixtures/tiny-train-config.ts';
 
-const TINY = {
-  steps: 50,
-  groupSize: 2,
-  batchSeeds: 2,
-  evalEvery: 50,
-  evalEpisodes: 8,
-  finalEvalEpisodes: 8,
-  checkpointEvery: 1,
-  threads: 1,
-  model: { vocabSize: 300, corpusEpisodes: 40, hiddenSize: 32, intermediateSize: 64, numLayers: 1, numHeads: 2, numKvHeads: 1, headDim: 16 },
-  warmStart: { maxSteps: 6, minSteps: 6, checkEvery: 6, checkEpisodes: 4, demoEpisodes: 40, batchSize: 8, answerSteps: 2 },
-};
+// 50 steps, so the run is still training when it is stopped; a checkpoint every step.
+const CONFIG = { ...TINY_TRAIN_CONFIG, steps: 50, batchSeeds: 2, evalEvery: 50, evalEpisodes: 8, finalEvalEpisodes: 8, checkpointEvery: 1 };
 
 test('spindle train stopped by SIGINT: stored as failed with its latest checkpoint, then resumed to the end', async () => {
   const dir = scratchDir();
-  writeFileSync(join(dir, 'tiny.json'), JSON.stringify(TINY));
+  writeFileSync(join(dir, 'tiny.json'), JSON.stringify(CONFIG));
   // The step line is throttled: any step past the first.
   const stopped = await runCliInterrupted(['train', '--env', 'blackjack', '--config', 'tiny.json', '--seed', '2'], dir, /step ([2-9]|[1-4]\d)\/50/);
   assert.equal(stopped.code, 130, stopped.stderr.slice(-3000));

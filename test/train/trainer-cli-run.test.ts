@@ -8,23 +8,11 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { runCli, scratchDir } from '../cli/run-cli.ts';
-
-const TINY = {
-  steps: 3,
-  groupSize: 2,
-  batchSeeds: 4,
-  evalEvery: 2,
-  evalEpisodes: 16,
-  finalEvalEpisodes: 32,
-  checkpointEvery: 2,
-  threads: 1,
-  model: { vocabSize: 300, corpusEpisodes: 40, hiddenSize: 32, intermediateSize: 64, numLayers: 1, numHeads: 2, numKvHeads: 1, headDim: 16 },
-  warmStart: { maxSteps: 12, minSteps: 6, checkEvery: 6, checkEpisodes: 8, demoEpisodes: 60, batchSize: 8, answerSteps: 2 },
-};
+import { TINY_TRAIN_CONFIG } from '../fixtures/tiny-train-config.ts';
 
 test('spindle train --json: the summary, the run folder, resume and the checkpoint as a policy', () => {
   const dir = scratchDir();
-  writeFileSync(join(dir, 'tiny.json'), JSON.stringify(TINY));
+  writeFileSync(join(dir, 'tiny.json'), JSON.stringify(TINY_TRAIN_CONFIG));
   const r = runCli(['train', '--env', 'blackjack', '--config', 'tiny.json', '--seed', '5', '--json'], dir);
   assert.equal(r.code, 0, r.stderr.slice(-3000));
   const out = r.json();
