@@ -43,6 +43,20 @@ describe('hmm model', () => {
     }
   });
 
+  it("pairs states with their own signals per episode, or A with x, B with y under ownSignals 'fixed'", () => {
+    const ownOfA = (o: HmmOptions, seed: number) => {
+      const env = new HmmEnv(o);
+      env.reset(seed);
+      const emission = env.state().emission as number[][];
+      return emission.map((row) => row.indexOf(Math.max(...row)));
+    };
+    const fixed = opts({ ownSignals: 'fixed', clarityPercent: [50, 85] });
+    for (let seed = 0; seed < 30; seed++) assert.deepEqual(ownOfA(fixed, seed), [0, 1]);
+    const drawn = new Set(Array.from({ length: 30 }, (_, seed) => ownOfA(opts(), seed).join()));
+    assert.ok(drawn.size >= 4, `pairings drawn over 30 episodes: ${[...drawn].join(' ')}`);
+    assert.equal(hmmOptionsSchema.safeParse({ ownSignals: 'sorted' }).success, false);
+  });
+
   it('rejects inconsistent options', () => {
     assert.equal(hmmOptionsSchema.safeParse({ states: 3, symbols: 2 }).success, false);
     assert.equal(hmmOptionsSchema.safeParse({ stayPercent: [90, 60] }).success, false);

@@ -54,7 +54,7 @@ export class HmmEnv implements Env {
 
   reset(seed: number): EnvReset {
     const o = this.options;
-    this.model = drawModel({ states: o.states, symbols: o.symbols, stay: o.stayPercent, clarity: o.clarityPercent }, new Rng(seed, MODEL_STREAM));
+    this.model = drawModel({ states: o.states, symbols: o.symbols, stay: o.stayPercent, clarity: o.clarityPercent, ownSignals: o.ownSignals }, new Rng(seed, MODEL_STREAM));
     this.path = samplePath(this.model, o.horizon, new Rng(seed, CHAIN_STREAM));
     this.turn = 0;
     this.correct = 0;

@@ -24,6 +24,8 @@ export interface ModelDraw {
   stay: readonly [number, number];
   /** Range of P(a state's own signal), in hundredths. */
   clarity: readonly [number, number];
+  /** Whose own signal is which: drawn per episode, or state k's is signal k. */
+  ownSignals?: 'random' | 'fixed';
 }
 
 /** Splits `total` hundredths into `parts` non-negative whole parts at uniformly drawn cut points. */
@@ -41,10 +43,10 @@ function row(size: number, at: number, main: number, rng: Rng): number[] {
 
 const between = ([lo, hi]: readonly [number, number], rng: Rng): number => lo + rng.int(hi - lo + 1);
 
-/** Each state is sticky and has its own most likely signal (a random one per episode). */
+/** Each state is sticky and has its own most likely signal (a random one per episode, unless `ownSignals` is 'fixed'). */
 export function drawModel(d: ModelDraw, rng: Rng): HmmModel {
   const own = Array.from({ length: d.symbols }, (_, k) => k);
-  for (let i = own.length - 1; i > 0; i--) {
+  for (let i = d.ownSignals === 'fixed' ? 0 : own.length - 1; i > 0; i--) {
     const j = rng.int(i + 1);
     [own[i], own[j]] = [own[j], own[i]];
   }

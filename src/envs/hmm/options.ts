@@ -18,6 +18,12 @@ export const hmmOptionsSchema = z
     stayPercent: hundredthsRange.default([60, 90]),
     /** P(a state emits its own signal) is drawn per state from this range, in hundredths. */
     clarityPercent: hundredthsRange.default([50, 85]),
+    /**
+     * Which signal each state emits most: 'random' draws the pairing per episode, so a guess must read
+     * the episode's emission table; 'fixed' makes state A's x, B's y, ..., so the latest signal alone
+     * points to the likeliest state across episodes (an easier variant, for comparison).
+     */
+    ownSignals: z.enum(['random', 'fixed']).default('random'),
     /** Reveal the true state after each guess (then the next guess conditions on it). */
     reveal: z.boolean().default(false),
     /** Retries after an illegal guess before the episode ends with `invalidPenalty`. */
