@@ -1,7 +1,7 @@
 /**
  * `spindle train` stopped by Ctrl-C (SIGINT) through the real bin: the run is stored as failed with
- * the signal and its latest checkpoint, stderr says how to continue, and `--resume` from there makes
- * it running again and then finished.
+ * the signal and its latest checkpoint, stderr says how to continue (`--resume`, or, when only the
+ * final evaluation was left, the trained policy's name), and `--resume` from there finishes the run.
  */
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -40,4 +40,16 @@ test('spindle train stopped by SIGINT: stored as failed with its latest checkpoi
   assert.equal(after.status, 'finished');
   assert.equal((after.summary as Record<string, unknown>).steps, checkpointStep + 1);
   assert.equal((after.summary as Record<string, unknown>).error, undefined);
+});
+
+test('spindle train stopped in its final evaluation: the hint loads the trained policy instead of resuming', async () => {
+  const dir = scratchDir();
+  writeFileSync(join(dir, 'tiny.json'), JSON.stringify({ ...TINY_TRAIN_CONFIG, steps: 2, checkpointEvery: 2, finalEvalEpisodes: 5000 }));
+  const stopped = await runCliInterrupted(['train', '--env', 'blackjack', '--config', 'tiny.json', '--seed', '2'], dir, /\[final\] evaluating on 5000/);
+  assert.equal(stopped.code, 130, stopped.stderr.slice(-3000));
+  const said = /run (run_\w+) interrupted by SIGINT; recorded as failed\n {2}it had trained all 2 steps: its policy loads as run:(run_\w+) \(spindle eval --policy run:run_\w+, with the run's env and options\)\n/.exec(stopped.stderr);
+  assert.ok(said, stopped.stderr.slice(-2000));
+  assert.equal(said[2], said[1]);
+  const run = runCli(['show', said[1], '--json'], dir).json().run as Record<string, unknown>;
+  assert.deepEqual([run.status, run.summary], ['failed', { error: 'interrupted by SIGINT', signal: 'SIGINT', lastCheckpointStep: 2 }]);
 });

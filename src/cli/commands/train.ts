@@ -159,7 +159,10 @@ export async function trainCommand(flags: TrainFlags): Promise<void> {
     describe: async () => {
       const latest = (await store.listCheckpoints(runId)).at(-1);
       if (!latest || latest.step === 0) return { summary: { lastCheckpointStep: null } };
-      return { summary: { lastCheckpointStep: latest.step }, hint: `its latest checkpoint is step ${latest.step}: continue with spindle train --resume ${runId}${db}` };
+      const summary = { lastCheckpointStep: latest.step };
+      // Stopped in the final evaluation: nothing is left to train, only to evaluate.
+      if (latest.step >= settings.steps) return { summary, hint: `it had trained all ${latest.step} steps: its policy loads as run:${runId} (spindle eval --policy run:${runId}${db}, with the run's env and options)` };
+      return { summary, hint: `its latest checkpoint is step ${latest.step}: continue with spindle train --resume ${runId}${db}` };
     },
   });
   try {
