@@ -4,6 +4,7 @@
  * their arrays are created and released, so memory stays flat over thousands of steps.
  */
 import type { JsTree } from '@jax-js/jax';
+import { yieldToEventLoop } from '../core/event-loop.ts';
 import { AdamW, adamwUpdate, clipByGlobalNorm, learningRate, stepScalars, zerosLike, type AdamWOptions, type StepScalars } from './adamw.ts';
 import { jit, np, tree, valueAndGrad, type Tensor } from './engine.ts';
 import type { Params } from './params.ts';
@@ -90,7 +91,9 @@ export class ParamTrainer<I extends JsTree<Tensor>> {
    */
   async step(inputs: I, scheduleStep?: number): Promise<StepResult> {
     const { out, learningRate } = this.#update(scheduleStep, (params, m, v, s) => this.#step(params, m, v, s, inputs));
-    return { loss: await scalar(out.loss), gradNorm: await scalar(out.gradNorm), learningRate, metrics: await scalars(out.metrics) };
+    const result = { loss: await scalar(out.loss), gradNorm: await scalar(out.gradNorm), learningRate, metrics: await scalars(out.metrics) };
+    await yieldToEventLoop();
+    return result;
   }
 
   /** Counts the update, runs `run` on the parameters and moments, and keeps what it returns. */
@@ -115,7 +118,9 @@ export class ParamTrainer<I extends JsTree<Tensor>> {
     const out = this.#grad(tree.ref(this.#params), this.#pending, inputs);
     this.#pending = out.pending;
     this.#pendingCount++;
-    return { loss: await scalar(out.loss), metrics: await scalars(out.metrics) };
+    const result = { loss: await scalar(out.loss), metrics: await scalars(out.metrics) };
+    await yieldToEventLoop();
+    return result;
   }
 
   /** One optimiser step with the mean of the gradients accumulated since the last one (clipped as `step` clips). */

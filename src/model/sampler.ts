@@ -12,6 +12,7 @@
  * whose `signal` aborts has its rows ended at the next step while the rest of the batch goes on.
  */
 import { Rng } from '../core/random.ts';
+import { yieldToEventLoop } from '../core/event-loop.ts';
 import type { ModelConfig } from './config.ts';
 import { blockUntilReady, np } from './engine.ts';
 import { CachedForward, rowRope } from './kv-cache-forward.ts';
@@ -308,7 +309,7 @@ export class Sampler {
         for (const row of live) this.accept(row, logprobs, row.slot);
         this.stats.decodeTokens += live.length;
         live = live.filter((row) => !row.stop.reason);
-        await new Promise<void>((resolve) => setImmediate(resolve));
+        await yieldToEventLoop();
       }
       if (sequences?.current()) keepSequences(sequences.cache, cache, inCache);
     } finally {

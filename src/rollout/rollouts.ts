@@ -6,6 +6,7 @@
  * episodes are reported (events, onTrajectory) once the whole group has ended and been scored.
  */
 import { UsageError } from '../core/errors.ts';
+import { yieldToEventLoop } from '../core/event-loop.ts';
 import { newId } from '../core/ids.ts';
 import type { Group, Trajectory } from '../core/trajectory.ts';
 import { runEpisode } from '../agent/episode.ts';
@@ -210,7 +211,7 @@ export async function runRollouts<O extends Record<string, unknown>>(request: Ro
       }
       if (performance.now() - lastYield > YIELD_EVERY_MS) {
         lastYield = performance.now();
-        await new Promise<void>((resolve) => setImmediate(resolve));
+        await yieldToEventLoop();
       }
     }
   };

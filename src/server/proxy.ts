@@ -9,6 +9,7 @@
  * after it (trajectory-recorder.ts). fetch's shared undici pool keeps upstream connections alive.
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { yieldToEventLoop } from '../core/event-loop.ts';
 import { z } from 'zod';
 import { describeZodError } from '../core/schemas.ts';
 import type { GroupRewardPart } from '../rewards/group-reward.ts';
@@ -72,7 +73,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     async close() {
       await app.close();
       // Calls answered last are recorded on the next turn of the event loop (see `record` below).
-      await new Promise((resolve) => setImmediate(resolve));
+      await yieldToEventLoop();
       await app.recorder.flush();
     },
   };
