@@ -158,9 +158,9 @@ test('built-in presets are valid configs; every env but Blackjack measures its r
     // Every preset bounds each token's KL (multi-token answers); Blackjack's one-token answers do not need it.
     assert.equal(c.loss.klMax, spec.name === 'blackjack' ? null : 10, spec.name);
     // Nim weighs its KL at 0.05 (at β 1 RL did not move its greedy answers in 78 steps), newsvendor at
-    // 0.1 for 150 steps (the first run that read the day); the others keep β 1.
-    assert.equal(c.loss.klBeta, { nim: 0.05, newsvendor: 0.1 }[spec.name] ?? 1, `${spec.name}: the KL's weight`);
-    assert.equal(c.steps, { newsvendor: 150, blackjack: 200 }[spec.name] ?? 250, `${spec.name}: steps`);
+    // 0.1 for 150 steps (the first run that read the day), the bandit at 0.1 for 100 (0.08 → 0.56); the others keep β 1.
+    assert.equal(c.loss.klBeta, { nim: 0.05, newsvendor: 0.1, bandit: 0.1 }[spec.name] ?? 1, `${spec.name}: the KL's weight`);
+    assert.equal(c.steps, { newsvendor: 150, bandit: 100, blackjack: 200 }[spec.name] ?? 250, `${spec.name}: steps`);
     // Blackjack anneals β to 0 (the default); the others keep it constant, as they were measured.
     assert.equal(c.loss.klBetaEndRatio, spec.name === 'blackjack' ? 0 : 1, `${spec.name}: the KL's schedule`);
     // Every env trains refused answers at the penalty, also in groups dropped for tying (a format collapse heals).

@@ -1,6 +1,6 @@
 /** The `bandit` env's registration: options, factory, prompt and exact values. */
 import type { EnvSpec } from '../env.ts';
-import { denseTrainPreset } from '../train-presets.ts';
+import { banditTrainPreset } from '../train-presets.ts';
 import { bayesOptimalReturn } from './bayes.ts';
 import { BanditEnv } from './env.ts';
 import { banditOptionsSchema, type BanditOptions } from './options.ts';
@@ -26,5 +26,5 @@ export const banditSpec: EnvSpec<BanditOptions> = {
     optimalReturn: (options) => bayesOptimalReturn(options.k, options.horizon),
   },
   baselines: banditBaselines,
-  train: denseTrainPreset,
+  train: banditTrainPreset,
 };
