@@ -6,14 +6,15 @@
  */
 import { nowIso } from '../core/ids.ts';
 import type { Store } from '../store/store.ts';
+import type { TrajectorySink } from './trajectory-sink.ts';
 
 const EXIT_CODES: Record<'SIGINT' | 'SIGTERM', number> = { SIGINT: 130, SIGTERM: 143 };
 
 export interface InterruptRecord {
   store: Store;
   runId: string;
-  /** Saves what the command holds unsaved (e.g. buffered trajectories) before the run is marked. */
-  flush?: () => Promise<void>;
+  /** The command's buffered trajectories: saved before the run is marked, and counted in its summary. */
+  sink?: TrajectorySink;
   /** More of the failed run's summary, and a line for the user (e.g. how to resume), from the signal's moment. */
   describe?: () => Promise<{ summary?: Record<string, unknown>; hint?: string }>;
 }
@@ -30,9 +31,10 @@ export function markRunFailedOnInterrupt(record: InterruptRecord): () => void {
     void (async () => {
       const error = `interrupted by ${signal}`;
       try {
-        await record.flush?.();
+        await record.sink?.flush();
+        const saved = record.sink ? { savedTrajectories: record.sink.savedCount } : {};
         const { summary = {}, hint } = (await record.describe?.()) ?? {};
-        await record.store.finishRun(record.runId, { status: 'failed', finishedAt: nowIso(), summary: { error, signal, ...summary } });
+        await record.store.finishRun(record.runId, { status: 'failed', finishedAt: nowIso(), summary: { error, signal, ...saved, ...summary } });
         await record.store.close();
         process.stderr.write(`\nspindle: run ${record.runId} ${error}; recorded as failed${hint ? `\n  ${hint}` : ''}\n`);
       } catch (err) {

@@ -103,12 +103,7 @@ export async function evalCommand(flags: EvalFlags): Promise<void> {
   await store.createRun(run);
   const sink = new TrajectorySink(store, save);
   // Stopped by a signal, the run keeps the trajectories played so far and says why it ended.
-  const stopHandlingInterrupts = markRunFailedOnInterrupt({
-    store,
-    runId: run.id,
-    flush: () => sink.flush(),
-    describe: async () => ({ summary: { savedTrajectories: sink.savedCount } }),
-  });
+  const stopHandlingInterrupts = markRunFailedOnInterrupt({ store, runId: run.id, sink });
   // One progress line per policy, replaced as the evaluation moves on.
   const bar: { current: Progress | null } = { current: null };
   try {

@@ -72,12 +72,7 @@ export async function playCommand(flags: PlayFlags): Promise<void> {
   await store.createRun(run);
   const sink = new TrajectorySink(store, save);
   // Stopped by a signal, the run keeps the trajectories played so far and says why it ended.
-  const stopHandlingInterrupts = markRunFailedOnInterrupt({
-    store,
-    runId: run.id,
-    flush: () => sink.flush(),
-    describe: async () => ({ summary: { savedTrajectories: sink.savedCount } }),
-  });
+  const stopHandlingInterrupts = markRunFailedOnInterrupt({ store, runId: run.id, sink });
   const progress = startProgress(`play ${spec.name} ${policy.name}`, flags.episodes);
   let returnSum = 0;
   let finished = 0;
