@@ -174,3 +174,15 @@ test('bad optimizer settings are named', () => {
   assert.throws(() => parseAdamWConfig({ lr: 1, beta1: 1 }), (e: unknown) => e instanceof UsageError && /optimizer.beta1/.test(e.message));
   assert.throws(() => parseAdamWConfig({ lr: 1, decay: 'cosine' }), (e: unknown) => e instanceof UsageError && /optimizer.totalSteps/.test(e.message));
 });
+
+test('each step and each accumulated gradient lets the event loop take a turn (a Ctrl-C handler runs between updates)', async () => {
+  const trainer = new ParamTrainer<Inputs>(startParams(), loss, { lr: 1e-2 });
+  for (const update of [() => trainer.step(inputs()), () => trainer.accumulate(inputs())]) {
+    let turned = false;
+    setImmediate(() => (turned = true));
+    await update();
+    assert.ok(turned, 'a macrotask queued before the update ran by the time it returned');
+  }
+  await trainer.applyAccumulated();
+  trainer.dispose();
+});
