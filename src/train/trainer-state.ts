@@ -20,7 +20,7 @@ export const warmStartSummarySchema = z.object({
   seconds: z.number().min(0),
   /** The warm-started weights, relative to the run folder. */
   path: z.string(),
-  /** The run whose warm start this run reused (`--warm-start`; its seconds are that run's); null: its own. */
+  /** Where RL started: `RUN`, the run whose warm start this run reused (`--warm-start`), or `RUN@STEP`, another run's checkpoint (`--init-from`); its seconds are that run's. null: its own warm start. */
   from: z.string().nullable().default(null),
 });
 export type WarmStartSummary = z.infer<typeof warmStartSummarySchema>;

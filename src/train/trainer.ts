@@ -53,7 +53,7 @@ export interface TrainRunInput<O extends Record<string, unknown>> {
   runId: string;
   /** A checkpoint of this run to continue from (checkpoint-io.ts loadTrainCheckpoint). */
   resume: TrainCheckpoint<TrainerState> | null;
-  /** Another run's warm start to begin RL from instead of warm-starting (warm-start-reuse.ts); not with resume. */
+  /** Another run's warm start or checkpoint to begin RL from instead of warm-starting (warm-start-reuse.ts); not with resume. */
   warmStartFrom?: WarmStartSource | null;
   onEvent?: (event: TrainEvent) => void;
 }
@@ -200,7 +200,8 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
     periodicEval({ spec, options, policy, episodes: settings.evalEpisodes, maxTurns, maxTokens, concurrency: settings.rollout.concurrency });
   try {
     if (reused) {
-      emit({ type: 'phase', phase: 'warm-start', message: `reusing the warm start of run ${reused.runId} (${reused.record.summary.steps} steps)` });
+      const what = reused.from === reused.runId ? `the warm start of run ${reused.runId} (${reused.record.summary.steps} steps)` : `the checkpoint run:${reused.from}`;
+      emit({ type: 'phase', phase: 'warm-start', message: `starting RL from ${what}; the KL's reference is the same weights` });
       const dir = join(runDir, WARM_START_PATH);
       saveModelFolder(dir, assets, reused.params);
       warm = reusedSummary(reused, WARM_START_PATH);

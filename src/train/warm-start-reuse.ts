@@ -38,23 +38,21 @@ export function saveWarmStartRecord(dir: string, record: Omit<WarmStartRecord, '
   writeFileSync(join(dir, WARM_START_RECORD_FILE), `${JSON.stringify({ format: FORMAT, ...record }, null, 2)}\n`);
 }
 
-/** A warm start to begin RL from: its weights, tokenizer and model config, and its record. */
+/** Weights to begin RL from (another run's warm start or checkpoint): weights, tokenizer and model config, and the source's warm-start record. */
 export interface WarmStartSource {
   runId: string;
+  /** What the weights are, as the run's warm-start summary names them: `RUN` (its warm start) or `RUN@STEP` (a checkpoint). */
+  from: string;
   assets: ModelAssets;
   params: HostParams;
   record: WarmStartRecord;
 }
 
-/**
- * Loads the warm start of run `runId` (folder `dir`) for a run of env `env` with `envOptions`: the
- * warm start saw that env's text with those options, so another env or other options are refused,
- * naming the options that differ.
- */
-export function loadWarmStartSource(runId: string, dir: string, env: string, envOptions: Record<string, unknown>): WarmStartSource {
+/** The record in warm-start folder `dir`, validated; `label` names the flag in errors. */
+function readWarmStartRecord(label: string, dir: string): WarmStartRecord {
   const path = join(dir, WARM_START_RECORD_FILE);
   if (!existsSync(path)) {
-    throw new UsageError(`--warm-start ${runId}: no ${WARM_START_RECORD_FILE} in ${dir} (the run has not finished its warm start, or it predates warm-start reuse)`);
+    throw new UsageError(`${label}: no ${WARM_START_RECORD_FILE} in ${dir} (the run has not finished its warm start, or it predates warm-start reuse)`);
   }
   let json: unknown;
   try {
@@ -64,7 +62,16 @@ export function loadWarmStartSource(runId: string, dir: string, env: string, env
   }
   const parsed = recordSchema.safeParse(json);
   if (!parsed.success) throw new UsageError(`${path}: ${describeZodError(parsed.error)}`);
-  const record = parsed.data;
+  return parsed.data;
+}
+
+/**
+ * Loads the warm start of run `runId` (folder `dir`) for a run of env `env` with `envOptions`: the
+ * warm start saw that env's text with those options, so another env or other options are refused,
+ * naming the options that differ.
+ */
+export function loadWarmStartSource(runId: string, dir: string, env: string, envOptions: Record<string, unknown>): WarmStartSource {
+  const record = readWarmStartRecord(`--warm-start ${runId}`, dir);
   if (record.env !== env) throw new UsageError(`--warm-start ${runId}: that run trains env '${record.env}', not '${env}'`);
   const keys = [...new Set([...Object.keys(record.envOptions), ...Object.keys(envOptions)])].sort();
   const differ = keys.filter((k) => canonicalJson(record.envOptions[k]) !== canonicalJson(envOptions[k]));
@@ -74,10 +81,24 @@ export function loadWarmStartSource(runId: string, dir: string, env: string, env
     throw new UsageError(`--warm-start ${runId}: its warm start was trained with other env options: ${shown.join(', ')}`);
   }
   const { assets, params } = loadModelFolder(dir);
-  return { runId, assets, params, record };
+  return { runId, from: runId, assets, params, record };
+}
+
+/**
+ * `--init-from run:RUN[@STEP]`: RL from a checkpoint of train run `runId` (folder `checkpointDir`),
+ * whose warm start is in `warmStartDir`. The env must be the same (the tokenizer was trained on its
+ * text) but its options may differ: a curriculum trains an easier variant first, then the real one
+ * from there. The answer budget and RL's row length are the source run's, as with `--warm-start`.
+ */
+export function loadInitSource(runId: string, step: number, checkpointDir: string, warmStartDir: string, env: string): WarmStartSource {
+  const label = `--init-from run:${runId}@${step}`;
+  const record = readWarmStartRecord(label, warmStartDir);
+  if (record.env !== env) throw new UsageError(`${label}: that run trains env '${record.env}', not '${env}'`);
+  const { assets, params } = loadModelFolder(checkpointDir);
+  return { runId, from: `${runId}@${step}`, assets, params, record };
 }
 
 /** The reused warm start's summary as this run reports it: its figures, its source, and none of its time (spent by the other run). */
 export function reusedSummary(source: WarmStartSource, path: string): WarmStartSummary {
-  return { ...source.record.summary, path, from: source.runId };
+  return { ...source.record.summary, path, from: source.from };
 }

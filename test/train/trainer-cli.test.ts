@@ -21,6 +21,11 @@ test('bad config fields, flags and resume targets exit 2 with a message, nothing
     [['train', '--resume', 'run_0123456789abcdef'], /no database/],
     [['train', '--resume', 'run_0123456789abcdef', '--warm-start', 'run_0123456789abcdef'], /only --steps and --threads may be given \(not --warm-start\)/],
     [['train', '--env', 'blackjack', '--warm-start', 'run_0123456789abcdef'], /--warm-start run_0123456789abcdef: there is no database/],
+    [['train', '--env', 'blackjack', '--init-from', 'run_0123456789abcdef'], /--init-from run_0123456789abcdef: give a train run's checkpoint as run:RUN\[@STEP\]/],
+    [['train', '--env', 'blackjack', '--init-from', 'run:run_0123456789abcdef@x'], /--init-from run:run_0123456789abcdef@x: STEP must be a non-negative integer/],
+    [['train', '--env', 'blackjack', '--init-from', 'run:run_0123456789abcdef@3'], /--init-from run_0123456789abcdef: there is no database/],
+    [['train', '--env', 'blackjack', '--init-from', 'run:run_0123456789abcdef', '--warm-start', 'run_0123456789abcdef'], /--warm-start and --init-from .* give one/],
+    [['train', '--resume', 'run_0123456789abcdef', '--init-from', 'run:run_0123456789abcdef'], /\(not --init-from\)/],
   ];
   for (const [args, message] of cases) {
     const r = runCli([...args, '--db', 'db.sqlite'], dir);

@@ -2,6 +2,7 @@
  * `spindle train --warm-start RUN`: a run that starts RL from another run's saved warm start replays
  * that run's RL exactly (same settings and seed), with the KL's reference and the measured row length
  * taken from the record the warm start left; another env or other env options are refused by name.
+ * `--init-from run:RUN@STEP` starts RL from another run's checkpoint instead, with that run's record.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
@@ -13,7 +14,7 @@ import type { Store } from '../../src/store/store.ts';
 import { loadModelFolder } from '../../src/train/checkpoint-io.ts';
 import { parseTrainConfig, type TrainSettings } from '../../src/train/train-config.ts';
 import { trainRun, WARM_START_PATH, type TrainOutcome } from '../../src/train/trainer.ts';
-import { loadWarmStartSource, WARM_START_RECORD_FILE } from '../../src/train/warm-start-reuse.ts';
+import { loadInitSource, loadWarmStartSource, WARM_START_RECORD_FILE } from '../../src/train/warm-start-reuse.ts';
 import { metricsAt, newTrainRun, pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
 import { tempDir } from '../fixtures/temp-dir.ts';
 
@@ -34,8 +35,10 @@ let dir: string;
 let store: Store;
 let runA: string;
 let runB: string;
+let runC: string;
 let a: TrainOutcome;
 let b: TrainOutcome;
+let c: TrainOutcome;
 
 before(async () => {
   await initEngine({ threads: 1 });
@@ -48,6 +51,10 @@ before(async () => {
   const source = loadWarmStartSource(runA, join(store.runDir(runA), WARM_START_PATH), 'pick', {});
   b = await trainRun({ spec: pickSpec, options: {}, settings, store, runId: runB, resume: null, warmStartFrom: source });
   await b.policy.close();
+  runC = await newTrainRun(store);
+  const init = loadInitSource(runA, 2, join(store.runDir(runA), 'checkpoints/step-000002'), join(store.runDir(runA), WARM_START_PATH), 'pick');
+  c = await trainRun({ spec: pickSpec, options: {}, settings: { ...settings, steps: 1, checkpointEvery: 1, evalEvery: 1 }, store, runId: runC, resume: null, warmStartFrom: init });
+  await c.policy.close();
 });
 
 after(async () => {
@@ -98,4 +105,33 @@ test('a warm start of another env, with other options or without a record is ref
   assert.throws(() => loadWarmStartSource(runA, warm, 'blackjack', {}), /--warm-start run_\w+: that run trains env 'pick', not 'blackjack'/);
   assert.throws(() => loadWarmStartSource(runA, warm, 'pick', { sab: true }), /other env options: sab true \(warm start: unset\)/);
   assert.throws(() => loadWarmStartSource('run_x', join(dir, 'nowhere'), 'pick', {}), /--warm-start run_x: no warm-start\.json/);
+});
+
+test('RL from another run\'s checkpoint starts from its weights, with the KL taken to them', async () => {
+  assert.equal(c.warmStart!.from, `${runA}@2`);
+  assert.equal(c.maxTokens, a.maxTokens);
+  // The checkpoint (what run:A@2 loads as a policy) is this run's starting weights and the KL's reference.
+  const source = loadModelFolder(join(store.runDir(runA), 'checkpoints/step-000002')).params;
+  const start = loadModelFolder(join(store.runDir(runC), WARM_START_PATH)).params;
+  for (const name of Object.keys(source)) assert.deepEqual(start[name].data, source[name].data, name);
+  const record = JSON.parse(readFileSync(join(store.runDir(runC), WARM_START_PATH, WARM_START_RECORD_FILE), 'utf8'));
+  assert.equal(record.runId, runC);
+  assert.equal(record.summary.from, `${runA}@2`);
+  const step1 = metricsAt(await store.getMetrics(runC), 1);
+  // Step 1's one update ran at the starting weights, so a KL to them is exactly 0; a KL to A's warm
+  // start (which A's two steps moved away from) would not be.
+  assert.equal(step1['kl/beta'], 0.5);
+  assert.equal(step1['train/updates'], 1);
+  assert.equal(step1['kl/reference'], 0);
+  const warmA = loadModelFolder(join(store.runDir(runA), WARM_START_PATH)).params;
+  assert.ok(Object.keys(source).some((name) => warmA[name].data.some((v, i) => v !== source[name].data[i])), 'A@2 is not A\'s warm start');
+  // It moved away from the source: its step-1 weights differ from the checkpoint it began at.
+  const after1 = loadModelFolder(join(store.runDir(runC), 'checkpoints/step-000001')).params;
+  assert.ok(Object.keys(source).some((name) => after1[name].data.some((v, i) => v !== source[name].data[i])), 'RL changed the weights');
+});
+
+test('a checkpoint of another env or a run without a warm-start record is refused by name', () => {
+  const checkpoint = join(store.runDir(runA), 'checkpoints/step-000002');
+  assert.throws(() => loadInitSource(runA, 2, checkpoint, join(store.runDir(runA), WARM_START_PATH), 'blackjack'), /--init-from run:run_\w+@2: that run trains env 'pick', not 'blackjack'/);
+  assert.throws(() => loadInitSource('run_x', 2, checkpoint, join(dir, 'nowhere'), 'pick'), /--init-from run:run_x@2: no warm-start\.json/);
 });

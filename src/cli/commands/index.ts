@@ -156,6 +156,7 @@ export function registerCommands(program: Command): void {
     .option('--threads <n>', 'engine threads (default: all cores)', intFlag('--threads', 1, 256))
     .option('--resume <run>', 'continue a train run from its latest checkpoint')
     .option('--warm-start <run>', "start RL from the warm start of a stored train run (same env and options) instead of warm-starting")
+    .option('--init-from <run:RUN[@STEP]>', "start RL from a stored train run's checkpoint (same env, any options: a curriculum) instead of warm-starting")
     .option('--db <path>', DB_HELP)
     .option('--json', 'print one JSON object as the last line')
     .action((opts) => trainOrFromStore(opts, trainCommand));

@@ -22,7 +22,8 @@ import type { Store } from '../../store/store.ts';
 import { loadTrainCheckpoint, type TrainCheckpoint } from '../../train/checkpoint-io.ts';
 import { applyFlagOverrides, mergeTrainConfig, parseTrainConfig, type TrainFlagOverrides, type TrainSettings } from '../../train/train-config.ts';
 import { trainRun, WARM_START_PATH } from '../../train/trainer.ts';
-import { loadWarmStartSource, type WarmStartSource } from '../../train/warm-start-reuse.ts';
+import { loadInitSource, loadWarmStartSource, type WarmStartSource } from '../../train/warm-start-reuse.ts';
+import { findRunCheckpoint, parseRunRef } from '../../policy/run-checkpoint.ts';
 import { finalEvaluation, type FinalEval } from '../../train/trainer-final.ts';
 import { finalSummary } from '../../train/trainer-report-summary.ts';
 import { parseTrainerState, type TrainerState } from '../../train/trainer-state.ts';
@@ -37,6 +38,7 @@ export interface TrainFlags extends TrainFlagOverrides {
   config?: string;
   resume?: string;
   warmStart?: string;
+  initFrom?: string;
   db?: string;
   json?: boolean;
 }
@@ -65,7 +67,7 @@ interface Plan {
 
 /** `--resume RUN`: the run's latest checkpoint; only --steps (to go further) and --threads may change. */
 async function planResume(flags: TrainFlags): Promise<Plan> {
-  const changed = (['envOpt', 'config', 'seed', 'groupSize', 'batchSeeds', 'lr', 'evalEvery', 'checkpointEvery', 'warmStart'] as const).filter((k) =>
+  const changed = (['envOpt', 'config', 'seed', 'groupSize', 'batchSeeds', 'lr', 'evalEvery', 'checkpointEvery', 'warmStart', 'initFrom'] as const).filter((k) =>
     k === 'envOpt' ? (flags.envOpt ?? []).length > 0 : flags[k] !== undefined,
   );
   if (changed.length > 0) throw new UsageError(`--resume continues a run with its own settings; only --steps and --threads may be given (not --${changed.map(kebab).join(', --')})`);
@@ -114,13 +116,29 @@ async function plan(flags: TrainFlags): Promise<Plan> {
   const options = resolveEnvOptions(spec, parseEnvOptionPairs(flags.envOpt ?? []));
   const file = flags.config === undefined ? undefined : readConfigFile(flags.config);
   const settings = parseTrainConfig(mergeTrainConfig(trainPresetOf(spec, options), applyFlagOverrides(file, flags)));
-  const warmStartFrom = flags.warmStart === undefined ? null : await reusableWarmStart(flags.warmStart, flags.db, spec.name, options);
+  if (flags.warmStart !== undefined && flags.initFrom !== undefined) throw new UsageError('--warm-start and --init-from both name where RL starts; give one');
+  const warmStartFrom =
+    flags.warmStart !== undefined
+      ? await reusableWarmStart(flags.warmStart, flags.db, spec.name, options)
+      : flags.initFrom !== undefined
+        ? await initCheckpoint(flags.initFrom, flags.db, spec.name)
+        : null;
   return { spec, options, settings, envSource: flags.env, resume: null, warmStartFrom };
 }
 
 /** `--warm-start RUN`: that train run's warm start, for this env and these options. */
 function reusableWarmStart(runId: string, db: string | undefined, env: string, options: Record<string, unknown>): Promise<WarmStartSource> {
   return withStoredTrainRun('--warm-start', runId, db, async (store, run) => loadWarmStartSource(run.id, join(store.runDir(run.id), WARM_START_PATH), env, options));
+}
+
+/** `--init-from run:RUN[@STEP]`: that train run's checkpoint (the latest when no step is given), for the same env with any options. */
+async function initCheckpoint(ref: string, db: string | undefined, env: string): Promise<WarmStartSource> {
+  if (!ref.startsWith('run:')) throw new UsageError(`--init-from ${ref}: give a train run's checkpoint as run:RUN[@STEP] (see spindle runs)`);
+  const { runId, step } = parseRunRef(ref.slice('run:'.length), '--init-from');
+  return withStoredTrainRun('--init-from', runId, db, async (store, run) => {
+    const found = await findRunCheckpoint(store, { runId: run.id, step }, '--init-from');
+    return loadInitSource(run.id, found.step, found.dir, join(store.runDir(run.id), WARM_START_PATH), env);
+  });
 }
 
 export async function trainCommand(flags: TrainFlags): Promise<void> {
@@ -142,7 +160,7 @@ export async function trainCommand(flags: TrainFlags): Promise<void> {
       env: spec.name,
       envOptions: options,
       policy: 'default-model',
-      config: { ...settings, envSource, ...(warmStartFrom ? { warmStartFrom: warmStartFrom.runId } : {}) },
+      config: { ...settings, envSource, ...(warmStartFrom ? { warmStartFrom: warmStartFrom.from } : {}) },
       status: 'running',
       createdAt: nowIso(),
       finishedAt: null,
