@@ -1,5 +1,5 @@
-/** Writes finished trajectories to the store in batches: one transaction per batch keeps long runs fast. */
-import type { Trajectory } from '../core/trajectory.ts';
+/** Writes finished trajectories and their groups to the store in batches: one transaction per batch keeps long runs fast. */
+import type { Group, Trajectory } from '../core/trajectory.ts';
 import type { Store } from '../store/store.ts';
 
 /** `all`, `none`, or the first N finished trajectories. */
@@ -7,6 +7,7 @@ export type SavePolicy = number | 'all' | 'none';
 
 export class TrajectorySink {
   private buffer: Trajectory[] = [];
+  private groups: Group[] = [];
   private saved = 0;
   private lastFlush = Date.now();
 
@@ -25,13 +26,22 @@ export class TrajectorySink {
     if (this.buffer.length >= this.batchSize || Date.now() - this.lastFlush >= this.maxDelayMs) await this.flush();
   }
 
+  /** Buffers a finished group's record, saved with the next flush (none with save 'none': no trajectory of it is stored). */
+  async addGroup(group: Group): Promise<void> {
+    if (this.save === 'none') return;
+    this.groups.push(group);
+    if (this.groups.length >= this.batchSize) await this.flush();
+  }
+
   async flush(): Promise<void> {
     this.lastFlush = Date.now();
-    if (this.buffer.length === 0) return;
     const batch = this.buffer;
+    const groups = this.groups;
     this.buffer = [];
-    await this.store.saveTrajectories(batch);
+    this.groups = [];
+    if (batch.length > 0) await this.store.saveTrajectories(batch);
     this.saved += batch.length;
+    if (groups.length > 0) await this.store.saveGroups(groups);
   }
 
   get savedCount(): number {

@@ -109,7 +109,6 @@ async function playPolicy(
   policy: Policy,
 ): Promise<{ summary: RolloutSummary; returns: Float64Array; calibration: QuestionCalibration[]; envMetrics: EnvMetricsReport }> {
   const { seeds } = request;
-  const index = new Map(seeds.map((seed, i) => [seed, i]));
   const returns = new Float64Array(seeds.length).fill(NaN);
   let done = 0;
   let scored = 0;
@@ -133,7 +132,7 @@ async function playPolicy(
       calibration.add(t);
       envMetrics.add(t);
       if (t.status !== 'failed') {
-        returns[index.get(t.seed)!] = t.reward;
+        returns[event.seedIndex] = t.reward;
         scored++;
         sum += t.reward;
       }
@@ -205,7 +204,9 @@ export async function evaluatePolicies(request: EvalRequest): Promise<EvalReport
   const duplicate = names.find((name, i) => names.indexOf(name) !== i);
   if (duplicate !== undefined) throw new Error(`evaluatePolicies: policy '${duplicate}' is given twice`);
   if (request.seeds.length === 0) throw new Error('evaluatePolicies: no seeds');
-  if (new Set(request.seeds).size !== request.seeds.length) throw new Error('evaluatePolicies: the seeds must be distinct');
+  // Sorted copy rather than a Set: 8 bytes a seed, for evaluations of millions of episodes.
+  const sorted = Float64Array.from(request.seeds).sort();
+  if (sorted.some((seed, i) => i > 0 && seed === sorted[i - 1])) throw new Error('evaluatePolicies: the seeds must be distinct');
   const policies: PolicyEval[] = [];
   const returns: Record<string, Float64Array> = {};
   for (const policy of request.policies) {

@@ -33,7 +33,8 @@ export interface RolloutProgress {
 
 export type RolloutEvent =
   | { type: 'episode_started'; seed: number; sample: number; progress: RolloutProgress }
-  | { type: 'episode_finished'; trajectory: Trajectory; progress: RolloutProgress };
+  /** `seedIndex`: the seed's position in the request's seeds. */
+  | { type: 'episode_finished'; trajectory: Trajectory; seedIndex: number; progress: RolloutProgress };
 
 export interface RolloutRequest<O extends Record<string, unknown> = Record<string, unknown>> {
   spec: EnvSpec<O>;
@@ -60,8 +61,14 @@ export interface RolloutRequest<O extends Record<string, unknown> = Record<strin
   /** Called as each episode ends (e.g. to store it); awaited, and an error from it stops the run. */
   onTrajectory?: (trajectory: Trajectory) => void | Promise<void>;
   /**
-   * Return the trajectories (default true). A long run that stores them through onTrajectory can
-   * say false to keep memory flat; its summary is then summed in finishing order.
+   * Called once a group's episodes have all been handed on (after an abort, with the ids of those
+   * that were); awaited, and an error from it stops the run.
+   */
+  onGroup?: (group: Group) => void | Promise<void>;
+  /**
+   * Return the trajectories and groups (default true). A long run that stores them through
+   * onTrajectory and onGroup can say false to keep memory flat: nothing is then held per episode,
+   * and the summary is summed in finishing order.
    */
   keepTrajectories?: boolean;
 }
@@ -69,6 +76,7 @@ export interface RolloutRequest<O extends Record<string, unknown> = Record<strin
 export interface RolloutResult {
   /** Ordered by seed, then sample; empty with keepTrajectories false. */
   trajectories: Trajectory[];
+  /** Ordered by seed; empty with keepTrajectories false. */
   groups: Group[];
   summary: RolloutSummary;
 }
@@ -119,16 +127,21 @@ export async function runRollouts<O extends Record<string, unknown>>(request: Ro
   const keep = request.keepTrajectories ?? true;
   const tally = new RolloutTally();
 
-  const groups: Group[] = seeds.map((seed) => ({
-    id: newId('grp'),
-    runId,
-    env: spec.name,
-    seed,
-    trajectoryIds: Array.from({ length: groupSize }, () => newId('traj')),
-  }));
   const total = seeds.length * groupSize;
-  const trajectories = new Array<Trajectory>(total);
-  const finishedJobs = new Uint8Array(total);
+  const trajectories: Trajectory[] = keep ? new Array<Trajectory>(total) : [];
+  const keptGroups: Group[] = keep ? new Array<Group>(seeds.length) : [];
+  // Groups are made as their first episode starts and let go once all of theirs have been handed
+  // on, so a run holds only the groups in flight (jobs start in seed order).
+  const open = new Map<number, { group: Group; delivered: Uint8Array; count: number }>();
+  const openGroup = (index: number) => {
+    let entry = open.get(index);
+    if (!entry) {
+      const group: Group = { id: newId('grp'), runId, env: spec.name, seed: seeds[index], trajectoryIds: Array.from({ length: groupSize }, () => newId('traj')) };
+      entry = { group, delivered: new Uint8Array(groupSize), count: 0 };
+      open.set(index, entry);
+    }
+    return entry;
+  };
   const start = performance.now();
   const progress = { total, started: 0, finished: 0, failed: 0, turns: 0 };
   const snapshot = (): RolloutProgress => {
@@ -144,29 +157,42 @@ export async function runRollouts<O extends Record<string, unknown>>(request: Ro
 
   const groupParts = rewards?.groupParts ?? [];
   // Per group, its ended episodes waiting for the rest of the group (only with group reward parts).
-  const pending = groupParts.length > 0 ? groups.map((): { job: number; trajectory: Trajectory }[] => []) : null;
+  const pending = groupParts.length > 0 ? new Map<number, { job: number; trajectory: Trajectory }[]>() : null;
   let cursor = 0;
   let stopError: unknown = null;
   let lastYield = start;
+  /** Hands on group `index` once its episodes have all been handed on. */
+  const closeGroup = async (index: number, group: Group): Promise<void> => {
+    open.delete(index);
+    if (keep) keptGroups[index] = group;
+    try {
+      await request.onGroup?.(group);
+    } catch (error) {
+      stopError ??= error;
+    }
+  };
   /** Counts an ended (and, with group parts, scored) episode, reports it and hands it on. */
   const deliver = async (job: number, trajectory: Trajectory): Promise<void> => {
-    finishedJobs[job] = 1;
+    const seedIndex = Math.floor(job / groupSize);
     if (keep) trajectories[job] = trajectory;
     else tally.add(trajectory);
     progress.finished++;
     progress.turns += trajectory.turns.length;
     if (trajectory.status === 'failed') progress.failed++;
-    request.onEvent?.({ type: 'episode_finished', trajectory, progress: snapshot() });
+    request.onEvent?.({ type: 'episode_finished', trajectory, seedIndex, progress: snapshot() });
     try {
       await request.onTrajectory?.(trajectory);
     } catch (error) {
       stopError ??= error;
     }
+    const entry = open.get(seedIndex)!;
+    entry.delivered[job % groupSize] = 1;
+    if (++entry.count === groupSize) await closeGroup(seedIndex, entry.group);
   };
   const worker = async (): Promise<void> => {
     while (cursor < total && stopError === null && !request.signal?.aborted) {
       const job = cursor++;
-      const group = groups[Math.floor(job / groupSize)];
+      const group = openGroup(Math.floor(job / groupSize)).group;
       const sample = job % groupSize;
       progress.started++;
       request.onEvent?.({ type: 'episode_started', seed: group.seed, sample, progress: snapshot() });
@@ -195,9 +221,11 @@ export async function runRollouts<O extends Record<string, unknown>>(request: Ro
         groupId: group.id,
       });
       trajectory.quality = checkTrajectoryQuality(trajectory, { minTurns: request.minTurns });
-      const members = pending?.[Math.floor(job / groupSize)];
-      if (!members) await deliver(job, trajectory);
+      if (!pending) await deliver(job, trajectory);
       else {
+        const index = Math.floor(job / groupSize);
+        const members = pending.get(index) ?? [];
+        pending.set(index, members);
         members.push({ job, trajectory });
         if (members.length === groupSize) {
           members.sort((x, y) => x.job - y.job); // sample order, whatever order they ended in
@@ -206,7 +234,8 @@ export async function runRollouts<O extends Record<string, unknown>>(request: Ro
           } catch (error) {
             stopError ??= error;
           }
-          for (const m of members.splice(0)) await deliver(m.job, m.trajectory);
+          pending.delete(index);
+          for (const m of members) await deliver(m.job, m.trajectory);
         }
       }
       if (performance.now() - lastYield > YIELD_EVERY_MS) {
@@ -217,21 +246,20 @@ export async function runRollouts<O extends Record<string, unknown>>(request: Ro
   };
   await Promise.all(Array.from({ length: Math.min(episodesInFlight(policy, concurrency, settings.decisionSamples), total) }, worker));
   // Groups cut short (an abort): delivered as they are, marked unscored by every group part.
-  for (const members of pending ?? []) {
-    if (members.length === 0 || stopError !== null) continue;
+  for (const members of pending?.values() ?? []) {
+    if (stopError !== null) break;
     for (const part of groupParts) applyGroupScore(members.map((m) => m.trajectory), { status: 'unscored', reason: 'the group did not finish' }, part.name, part.weight);
-    for (const m of members.splice(0)) await deliver(m.job, m.trajectory);
+    for (const m of members) await deliver(m.job, m.trajectory);
+  }
+  // Groups an abort cut short keep the ids of the episodes that ran.
+  for (const [index, { group, delivered, count }] of [...open].sort(([a], [b]) => a - b)) {
+    if (stopError !== null) break;
+    if (count > 0) await closeGroup(index, { ...group, trajectoryIds: group.trajectoryIds.filter((_, sample) => delivered[sample] === 1) });
   }
   if (stopError !== null) throw stopError;
   const elapsedMs = performance.now() - start;
   // Kept trajectories are summed in (seed, sample) order, so the summary is deterministic too.
   const ran = keep ? trajectories.filter((t) => t !== undefined) : [];
   for (const t of ran) tally.add(t);
-  const summary = tally.summary(total, elapsedMs);
-  if (progress.started === total) return { trajectories: ran, groups, summary };
-  // Aborted: keep the groups' ids of the episodes that ran.
-  const kept = groups
-    .map((g, i) => ({ ...g, trajectoryIds: g.trajectoryIds.filter((_, sample) => finishedJobs[i * groupSize + sample] === 1) }))
-    .filter((g) => g.trajectoryIds.length > 0);
-  return { trajectories: ran, groups: kept, summary };
+  return { trajectories: ran, groups: keptGroups.filter((g) => g !== undefined), summary: tally.summary(total, elapsedMs) };
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { test } from 'node:test';
+import { openStore } from '../../src/store/open.ts';
 import { runCli, scratchDir } from './run-cli.ts';
 
 const EXAMPLE = resolve(import.meta.dirname, '../../examples/guess-number.ts');
@@ -34,6 +35,26 @@ test('play --json reports the documented fields, and the oracle matches the DP v
   assert.equal(runs[0].status, 'finished');
   const shown = runCli(['show', out.run as string, '--trajectories', '2', '--json'], dir).json();
   assert.equal((shown.trajectories as unknown[]).length, 2);
+});
+
+test('play stores each seed\'s group with the ids of its episodes', async () => {
+  const dir = scratchDir();
+  const r = runCli(['play', '--env', 'blackjack', '--policy', 'random', '--episodes', '60', '--group-size', '3', '--seed', '5', '--json'], dir);
+  assert.equal(r.code, 0, r.stderr);
+  const store = await openStore(join(dir, '.spindle', 'spindle.db'));
+  try {
+    const groups = (await store.listGroups(r.json().run as string, { limit: 1000 })).items;
+    const trajectories = (await store.listTrajectories(r.json().run as string, { limit: 1000 })).items;
+    assert.equal(trajectories.length, 60);
+    assert.deepEqual(groups.map((g) => g.seed).sort((a, b) => a - b), Array.from({ length: 20 }, (_, i) => 5 + i));
+    for (const g of groups) {
+      const members = trajectories.filter((t) => t.groupId === g.id).sort((a, b) => a.sample - b.sample);
+      assert.deepEqual(g.trajectoryIds, members.map((t) => t.id), `seed ${g.seed}`);
+      assert.ok(members.every((t) => t.seed === g.seed));
+    }
+  } finally {
+    await store.close();
+  }
 });
 
 test('bad input exits 2 with a message naming the flag, and writes nothing', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { UsageError } from '../../src/core/errors.ts';
-import type { Trajectory } from '../../src/core/trajectory.ts';
+import type { Group, Trajectory } from '../../src/core/trajectory.ts';
 import { oraclePolicy, randomPolicy } from '../../src/policy/scripted.ts';
 import { episodesInFlight, runRollouts, type RolloutEvent } from '../../src/rollout/rollouts.ts';
 import { summarizeRollouts } from '../../src/rollout/summary.ts';
@@ -144,18 +144,58 @@ describe('runRollouts', () => {
     });
     assert.equal(trajectories.length, 5);
     assert.equal(groups.length, 5);
+    assert.deepEqual(groups.map((g) => g.trajectoryIds), trajectories.map((t) => [t.id]));
     assert.equal(summary.episodes.requested, 20);
     assert.equal(summary.episodes.finished, 5);
+  });
+
+  it('a group an abort cut short keeps the ids of the episodes that ran, kept or streamed', async () => {
+    for (const keep of [true, false]) {
+      const controller = new AbortController();
+      const streamed: Group[] = [];
+      const { groups } = await runRollouts({
+        spec: counterSpec,
+        options,
+        policy: oraclePolicy(),
+        seeds: [7, 8, 9],
+        groupSize: 3,
+        concurrency: 1,
+        signal: controller.signal,
+        keepTrajectories: keep,
+        onTrajectory: (t) => {
+          if (t.seed === 8 && t.sample === 1) controller.abort();
+        },
+        onGroup: (g) => void streamed.push(g),
+      });
+      assert.deepEqual(streamed.map((g) => [g.seed, g.trajectoryIds.length]), [[7, 3], [8, 2]], `keep ${keep}`);
+      assert.deepEqual(groups, keep ? streamed : []);
+    }
   });
 
   it('keepTrajectories false returns none but the same summary', async () => {
     const request = { spec: counterSpec, options, policy: randomPolicy(), count: 30, groupSize: 2, concurrency: 4 };
     const kept = await runRollouts(request);
     const streamed: Trajectory[] = [];
-    const flat = await runRollouts({ ...request, keepTrajectories: false, onTrajectory: (t) => void streamed.push(t) });
+    const streamedGroups: Group[] = [];
+    const flat = await runRollouts({
+      ...request,
+      keepTrajectories: false,
+      onTrajectory: (t) => void streamed.push(t),
+      onGroup: (g) => {
+        // A group is handed on after all its episodes.
+        const handed = new Set(streamed.map((t) => t.id));
+        assert.ok(g.trajectoryIds.every((id) => handed.has(id)), `group ${g.seed}: handed on before its episodes`);
+        streamedGroups.push(g);
+      },
+    });
     assert.deepEqual(flat.trajectories, []);
+    assert.deepEqual(flat.groups, []);
     assert.equal(streamed.length, 60);
-    assert.deepEqual(flat.groups.map((g) => g.trajectoryIds.length), kept.groups.map((g) => g.trajectoryIds.length));
+    assert.deepEqual(streamedGroups.map((g) => g.seed).sort((a, b) => a - b), kept.groups.map((g) => g.seed));
+    for (const g of streamedGroups) {
+      assert.equal(g.trajectoryIds.length, 2);
+      assert.deepEqual(g.trajectoryIds, streamed.filter((t) => t.groupId === g.id).sort((a, b) => a.sample - b.sample).map((t) => t.id));
+    }
     const figures = (s: typeof kept.summary) => ({ ...s, elapsedMs: 0, episodesPerSec: 0, turnsPerSec: 0 });
     assert.deepEqual(figures(flat.summary), figures(kept.summary));
   });

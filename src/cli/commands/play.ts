@@ -97,9 +97,9 @@ export async function playCommand(flags: PlayFlags): Promise<void> {
         progress.update(event.progress.finished + event.progress.failed, `mean return ${(returnSum / finished).toFixed(3)}`);
       },
       onTrajectory: (t) => sink.add(t),
+      onGroup: (g) => sink.addGroup(g),
     });
     await sink.flush();
-    await store.saveGroups(result.groups);
     progress.stop();
 
     const s = result.summary;
