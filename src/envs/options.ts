@@ -1,4 +1,5 @@
 /** Parses `--env-opt key=value` pairs and validates them against an env's options schema. */
+import { canonicalJson } from '../core/canonical.ts';
 import { describeZodError } from '../core/schemas.ts';
 import { UsageError } from '../core/errors.ts';
 import type { EnvSpec } from './env.ts';
@@ -35,4 +36,16 @@ export function resolveEnvOptions<O extends Record<string, unknown>>(spec: EnvSp
     throw new UsageError(`invalid options for env '${spec.name}': ${describeZodError(result.error, 'env-opt')}`);
   }
   return result.data;
+}
+
+/** The `--env-opt key=value` flags that give `options` where they differ from the env's defaults: for a command line a user can paste. */
+export function envOptionFlags<O extends Record<string, unknown>>(spec: EnvSpec<O>, options: O): string[] {
+  const defaults = resolveEnvOptions(spec, {});
+  return Object.keys(options)
+    .filter((key) => canonicalJson(options[key]) !== canonicalJson(defaults[key]))
+    .sort()
+    .map((key) => {
+      const value = options[key];
+      return `--env-opt ${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`;
+    });
 }

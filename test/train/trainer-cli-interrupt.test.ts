@@ -45,9 +45,9 @@ test('spindle train stopped by SIGINT: stored as failed with its latest checkpoi
 test('spindle train stopped in its final evaluation: the hint loads the trained policy instead of resuming', async () => {
   const dir = scratchDir();
   writeFileSync(join(dir, 'tiny.json'), JSON.stringify({ ...TINY_TRAIN_CONFIG, steps: 2, checkpointEvery: 2, finalEvalEpisodes: 5000 }));
-  const stopped = await runCliInterrupted(['train', '--env', 'blackjack', '--config', 'tiny.json', '--seed', '2'], dir, /\[final\] evaluating on 5000/);
+  const stopped = await runCliInterrupted(['train', '--env', 'blackjack', '--env-opt', 'sab=true', '--config', 'tiny.json', '--seed', '2'], dir, /\[final\] evaluating on 5000/);
   assert.equal(stopped.code, 130, stopped.stderr.slice(-3000));
-  const said = /run (run_\w+) interrupted by SIGINT; recorded as failed\n {2}it had trained all 2 steps: its policy loads as run:(run_\w+) \(spindle eval --policy run:run_\w+, with the run's env and options\)\n/.exec(stopped.stderr);
+  const said = /run (run_\w+) interrupted by SIGINT; recorded as failed\n {2}it had trained all 2 steps: its policy loads as run:(run_\w+) \(spindle eval --env blackjack --env-opt sab=true --policy run:run_\w+\)\n/.exec(stopped.stderr);
   assert.ok(said, stopped.stderr.slice(-2000));
   assert.equal(said[2], said[1]);
   const run = runCli(['show', said[1], '--json'], dir).json().run as Record<string, unknown>;

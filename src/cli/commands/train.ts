@@ -11,7 +11,7 @@ import { UsageError } from '../../core/errors.ts';
 import { newId, nowIso } from '../../core/ids.ts';
 import type { Run } from '../../core/trajectory.ts';
 import { trainPresetOf, type EnvSpec } from '../../envs/env.ts';
-import { parseEnvOptionPairs, resolveEnvOptions } from '../../envs/options.ts';
+import { envOptionFlags, parseEnvOptionPairs, resolveEnvOptions } from '../../envs/options.ts';
 import { loadEnvSpec } from '../../envs/registry.ts';
 import { formatEvalReport } from '../eval-report.ts';
 import { initEngine } from '../../model/engine.ts';
@@ -179,7 +179,10 @@ export async function trainCommand(flags: TrainFlags): Promise<void> {
       if (!latest || latest.step === 0) return { summary: { lastCheckpointStep: null } };
       const summary = { lastCheckpointStep: latest.step };
       // Stopped in the final evaluation: nothing is left to train, only to evaluate.
-      if (latest.step >= settings.steps) return { summary, hint: `it had trained all ${latest.step} steps: its policy loads as run:${runId} (spindle eval --policy run:${runId}${db}, with the run's env and options)` };
+      if (latest.step >= settings.steps) {
+        const env = [`--env ${envSource}`, ...envOptionFlags(spec, options)].join(' ');
+        return { summary, hint: `it had trained all ${latest.step} steps: its policy loads as run:${runId} (spindle eval ${env} --policy run:${runId}${db})` };
+      }
       return { summary, hint: `its latest checkpoint is step ${latest.step}: continue with spindle train --resume ${runId}${db}` };
     },
   });
