@@ -26,6 +26,7 @@ export const OPTIMIZER_FILE = 'optimizer.safetensors';
 export const TRAINER_STATE_FILE = 'trainer-state.json';
 export const RL_WEIGHTS_FILE = 'rl-weights.safetensors';
 export const REFERENCE_WEIGHTS_FILE = 'reference-weights.safetensors';
+export const LORA_ADAPTERS_FILE = 'rl-lora-adapters.safetensors';
 
 function tensorMap(params: HostParams): TensorMap {
   const out: TensorMap = {};
@@ -76,6 +77,8 @@ export interface TrainCheckpoint<S> {
   rlParams?: HostParams | null;
   /** The KL's reference when a reset replaced the warm start (trainer-state.ts `reference`); else null. */
   referenceParams?: HostParams | null;
+  /** RL's LoRA adapters (train.lora; rl-weights.ts), which the optimiser state then belongs to; else null. */
+  loraAdapters?: HostParams | null;
   /**
    * LoRA training: `params` is the frozen base and this adapter (written in PEFT's layout under
    * adapter/) is trained; the folder stands for the two merged (export-weights.ts). Absent: full weights.
@@ -102,6 +105,7 @@ export function saveTrainCheckpoint<S>(runDir: string, step: number, checkpoint:
     saveModelFolder(tmp, checkpoint.assets, checkpoint.params);
     if (checkpoint.rlParams) writeSafetensors(join(tmp, RL_WEIGHTS_FILE), tensorMap(checkpoint.rlParams), { metadata: { format: 'pt' } });
     if (checkpoint.referenceParams) writeSafetensors(join(tmp, REFERENCE_WEIGHTS_FILE), tensorMap(checkpoint.referenceParams), { metadata: { format: 'pt' } });
+    if (checkpoint.loraAdapters) writeSafetensors(join(tmp, LORA_ADAPTERS_FILE), tensorMap(checkpoint.loraAdapters), { metadata: { format: 'pt' } });
     if (checkpoint.adapter) {
       const { lora, adapters, baseModelNameOrPath } = checkpoint.adapter;
       saveLoraAdapter(join(tmp, ADAPTER_SUBDIR), checkpoint.assets.cfg, lora, adapters, { baseModelNameOrPath });
@@ -144,13 +148,20 @@ export function loadTrainCheckpoint<S>(dir: string, parseState: (json: unknown, 
   };
   const rlParams = extraWeights(RL_WEIGHTS_FILE);
   const referenceParams = extraWeights(REFERENCE_WEIGHTS_FILE);
+  const adaptersPath = join(dir, LORA_ADAPTERS_FILE);
+  let loraAdapters: HostParams | null = null;
+  if (existsSync(adaptersPath)) {
+    loraAdapters = {};
+    for (const [name, t] of Object.entries(readSafetensors(adaptersPath).tensors)) loraAdapters[name] = { shape: [...t.shape], data: t.data };
+  }
   const optimizerPath = join(dir, OPTIMIZER_FILE);
   let optimizer: AdamWState | null = null;
   if (existsSync(optimizerPath)) {
     const { tensors, metadata } = readSafetensors(optimizerPath);
     const m: HostParams = {};
     const v: HostParams = {};
-    for (const name of Object.keys(params)) {
+    // The moments of what the optimiser trained: the adapters under LoRA, else the model's weights.
+    for (const name of Object.keys(loraAdapters ?? params)) {
       const mt = tensors[`m.${name}`];
       const vt = tensors[`v.${name}`];
       if (!mt || !vt) throw new UsageError(`${optimizerPath}: the moments of "${name}" are missing`);
@@ -167,5 +178,5 @@ export function loadTrainCheckpoint<S>(dir: string, parseState: (json: unknown, 
     }
     optimizer = { step, config, m, v };
   }
-  return { assets, params, rlParams, referenceParams, optimizer, state };
+  return { assets, params, rlParams, referenceParams, loraAdapters, optimizer, state };
 }

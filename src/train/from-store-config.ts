@@ -4,7 +4,7 @@ import { advantageConfigSchema } from '../advantage/compute.ts';
 import { UsageError } from '../core/errors.ts';
 import { describeZodError } from '../core/schemas.ts';
 import { adamwConfigSchema } from '../model/adamw.ts';
-import { LORA_TARGETS } from '../model/lora.ts';
+import { loraConfigSchema } from './lora-config.ts';
 import { lossConfigSchema } from './loss-config.ts';
 import { samplesConfigSchema } from './samples-config.ts';
 
@@ -27,15 +27,7 @@ export const offlineTrainConfigSchema = z.strictObject({
    * the adapter in PEFT's layout (adapter/), which `run:RUN` loads merged and `spindle export` writes
    * separate or merged. The adapters act as merged weights in the forward, so without dropout.
    */
-  lora: z
-    .strictObject({
-      r: z.number().int().min(1).max(1024),
-      alpha: z.number().positive(),
-      targetModules: z.array(z.enum(LORA_TARGETS)).min(1).default([...LORA_TARGETS]),
-      useRslora: z.boolean().default(false),
-    })
-    .nullable()
-    .default(null),
+  lora: loraConfigSchema,
   advantage: advantageConfigSchema.optional(),
   samples: samplesConfigSchema.partial().default({}),
 });

@@ -10,6 +10,7 @@ import { UsageError } from '../core/errors.ts';
 import { describeZodError } from '../core/schemas.ts';
 import { adamwConfigSchema, parseAdamWConfig } from '../model/adamw.ts';
 import { formatAnchorSchema } from './format-anchor.ts';
+import { loraConfigSchema } from './lora-config.ts';
 import { lossConfigSchema, parseLossConfig } from './loss-config.ts';
 import { samplesConfigSchema } from './samples-config.ts';
 
@@ -192,6 +193,15 @@ export const trainConfigSchema = z.strictObject({
       minLrRatio: z.number().min(0).max(1).default(0.1),
     })
     .prefault({}),
+  /**
+   * RL trains LoRA adapters (W + scale · B A on each target projection, B starting at 0) over the
+   * weights RL starts from (the warm start, or the weights named by --warm-start / --init-from),
+   * which stay frozen and are the KL's reference; null (the default): every weight. The policy
+   * samples with the adapters merged, and the checkpoints' model weights are merged too (a weight
+   * average of LoRA steps is no longer of rank r); the adapters and their optimiser moments are
+   * kept beside them for --resume.
+   */
+  lora: loraConfigSchema,
   /**
    * The policy a run hands over (its final evaluation, the checkpoints' model weights from then on)
    * is the mean of the RL weights after each step from step ⌊from × steps⌋ to the end

@@ -21,7 +21,13 @@ import { rlLogprobs, type RlTensors } from './rl-batch-forward.ts';
  * schedule), and π_old's when the ratio is anchored on weights other than the sampler's (offline
  * training, from-store.ts).
  */
-export type RlStepInputs = RlTensors & { refLogprobs?: Tensor; oldLogprobs?: Tensor; klBeta?: Tensor };
+export type RlStepInputs = RlTensors & {
+  refLogprobs?: Tensor;
+  oldLogprobs?: Tensor;
+  klBeta?: Tensor;
+  /** The frozen base the trained LoRA adapters are merged into (rl-weights.ts). */
+  loraBase?: Params;
+};
 
 export interface RlLossOptions {
   /** Weight of the supervised term (default 1); read only for layouts with supervised targets. */

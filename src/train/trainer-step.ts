@@ -20,8 +20,8 @@ import { turnRewardsOf, type ScoredGroup, type TrajectoryAdvantages } from '../a
 import { Rng } from '../core/random.ts';
 import type { Trajectory } from '../core/trajectory.ts';
 import type { EnvSpec } from '../envs/env.ts';
-import type { ParamTrainer, StepResult } from '../model/param-trainer.ts';
-import { np } from '../model/engine.ts';
+import type { StepResult } from '../model/param-trainer.ts';
+import { np, tree } from '../model/engine.ts';
 import type { Params } from '../model/params.ts';
 import type { EmbeddedPolicy } from '../policy/embedded.ts';
 import type { RewardConfig } from '../rewards/reward.ts';
@@ -40,6 +40,7 @@ import { klBetaAt, type TrainSettings } from './train-config.ts';
 import { logprobsOnLayout, type FrozenForward } from './trainer-loss.ts';
 import { miniBatches } from './mini-batches.ts';
 import { type RlStepInputs } from './trainer-loss.ts';
+import type { RlWeights } from './rl-weights.ts';
 import { rolloutMetrics, updateMetrics } from './trainer-metrics.ts';
 import { stepSeeds } from './trainer-seeds.ts';
 
@@ -50,7 +51,8 @@ export interface RlStepContext<O extends Record<string, unknown>> {
   settings: TrainSettings;
   assets: ModelAssets;
   policy: EmbeddedPolicy;
-  trainer: ParamTrainer<RlStepInputs>;
+  /** What the optimiser trains: every weight or LoRA adapters (rl-weights.ts). */
+  weights: RlWeights;
   shapes: LayoutShapes;
   /** The frozen reference (the warm-started weights) when β > 0. */
   reference: { params: Params; forward: FrozenForward } | null;
@@ -106,12 +108,13 @@ async function optimise<O extends Record<string, unknown>>(ctx: RlStepContext<O>
       inputs.klBeta = np.array(klBeta);
     }
     // The learning-rate schedule counts RL steps (train-config.ts optimizer).
-    if (!accumulate) out.push({ result: await ctx.trainer.step(inputs, step), layout });
-    else out.push({ result: { ...(await ctx.trainer.accumulate(inputs)), gradNorm: Number.NaN, learningRate: Number.NaN }, layout });
+    const trained = ctx.weights.withBase(inputs);
+    if (!accumulate) out.push({ result: await ctx.weights.trainer.step(trained, step), layout });
+    else out.push({ result: { ...(await ctx.weights.trainer.accumulate(trained)), gradNorm: Number.NaN, learningRate: Number.NaN }, layout });
   }
   if (accumulate && out.length > 0) {
     // One update for the mini-batch: each of its layouts reports the update's norm and rate.
-    const applied = await ctx.trainer.applyAccumulated(step);
+    const applied = await ctx.weights.trainer.applyAccumulated(step);
     for (const u of out) Object.assign(u.result, { gradNorm: applied.gradNorm, learningRate: applied.learningRate });
   }
   return { layouts: out, optimizerUpdates: accumulate ? Math.min(1, out.length) : out.length };
@@ -201,7 +204,9 @@ export async function rlStep<O extends Record<string, unknown>>(ctx: RlStepConte
       }
     }
   }
-  ctx.policy.updateWeights(ctx.trainer.params, step);
+  const effective = ctx.weights.effective();
+  ctx.policy.updateWeights(effective, step);
+  tree.dispose(effective);
   const t3 = performance.now();
 
   const metrics: Record<string, number> = {

@@ -12,16 +12,18 @@ import type { Trajectory } from '../core/trajectory.ts';
 import { nowIso } from '../core/ids.ts';
 import type { EnvSpec } from '../envs/env.ts';
 import { tree } from '../model/engine.ts';
-import { ParamTrainer } from '../model/param-trainer.ts';
+import type { LossFn } from '../model/param-trainer.ts';
+import { initLora, validateLoraConfig, type LoraConfig } from '../model/lora.ts';
 import { toHostParams, toParams, type HostParams, type Params } from '../model/params.ts';
 import type { EmbeddedPolicy } from '../policy/embedded.ts';
 import type { Store } from '../store/store.ts';
-import { AdamW } from '../model/adamw.ts';
+import { AdamW, type AdamWOptions } from '../model/adamw.ts';
 import { rewardsForReportMode } from '../rewards/report-mode.ts';
-import { loadModelFolder, REFERENCE_WEIGHTS_FILE, RL_WEIGHTS_FILE, saveModelFolder, saveTrainCheckpoint, type TrainCheckpoint } from './checkpoint-io.ts';
+import { LORA_ADAPTERS_FILE, loadModelFolder, REFERENCE_WEIGHTS_FILE, RL_WEIGHTS_FILE, saveModelFolder, saveTrainCheckpoint, type TrainCheckpoint } from './checkpoint-io.ts';
 import { createDefaultModel, type ModelAssets } from './default-model.ts';
 import { parseLossConfig } from './loss-config.ts';
 import { LayoutShapes } from './rl-batch.ts';
+import { restoredAdapters, RlWeights } from './rl-weights.ts';
 import { resetsReferenceAfter, rlLossConfig, type TrainSettings } from './train-config.ts';
 import { evalMetrics, periodicEval, type PeriodicEval } from './trainer-eval.ts';
 import { frozenLogprobs, rlLoss, type RlStepInputs } from './trainer-loss.ts';
@@ -102,6 +104,8 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
     await store.appendMetrics(Object.entries(kept).map(([name, value]) => ({ runId, step, name, value })));
   };
   const maxTurns = resolveMaxTurns(spec, options, settings);
+  const lora: LoraConfig | null = settings.lora && { ...settings.lora, dropout: 0 };
+  if (lora) validateLoraConfig(lora, 'train.lora');
   if (settings.advantage.estimator === 'dense') checkDenseEnv(spec, options, settings);
   const shapes = new LayoutShapes({
     rows: settings.update.rows,
@@ -189,6 +193,20 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
     };
   }
 
+  /**
+   * LoRA over the weights RL started from (`params`): new adapters, or on --resume the checkpoint's,
+   * over the run's warm-start folder (what its RL started from; `params` then holds the merged weights).
+   */
+  function loraWeights(config: LoraConfig, loss: LossFn<RlStepInputs>, optimizer: AdamW | AdamWOptions): RlWeights {
+    if (!resume) return new RlWeights(assets.cfg, params, loss, optimizer, { config, adapters: initLora(assets.cfg, config, settings.seed) });
+    const label = `the checkpoint of step ${resume.state.step}`;
+    if (!resume.loraAdapters) throw new UsageError(`${label} has no ${LORA_ADAPTERS_FILE}, which train.lora continues from`);
+    const adapters = restoredAdapters(assets.cfg, config, resume.loraAdapters, label);
+    tree.dispose(params);
+    const base = toParams(loadModelFolder(join(runDir, warm?.path ?? WARM_START_PATH)).params);
+    return new RlWeights(assets.cfg, base, loss, optimizer, { config, adapters: toParams(adapters) });
+  }
+
   const policy = trainerPolicy(assets, params, {
     name: `run:${runId}`,
     modelId: runId,
@@ -264,7 +282,8 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
     // RL.
     const lossSettings = parseLossConfig(rlLossConfig(settings.loss), 'train.loss');
     const optimizer = resume?.optimizer ? AdamW.fromState(resume.optimizer) : settings.optimizer;
-    const trainer = new ParamTrainer<RlStepInputs>(params, rlLoss(assets.cfg, lossSettings, { sftWeight: settings.report.mode === 'supervised' ? settings.report.weight : 1 }), optimizer);
+    const loss = rlLoss(assets.cfg, lossSettings, { sftWeight: settings.report.mode === 'supervised' ? settings.report.weight : 1 });
+    const weights = lora ? loraWeights(lora, loss, optimizer) : new RlWeights(assets.cfg, params, loss, optimizer, null);
     let reference: RlStepContext<O>['reference'] = null;
     if (lossSettings.klBeta > 0) {
       const refParams = toParams(referenceHost ?? loadModelFolder(join(runDir, warm?.path ?? WARM_START_PATH)).params);
@@ -277,7 +296,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
       settings,
       assets,
       policy,
-      trainer,
+      weights,
       shapes,
       reference,
       maxTurns,
@@ -307,7 +326,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
         const averaging = average !== null && step >= average.firstStep;
         const resetting = reference !== null && resetsReferenceAfter(settings.loss, step, settings.steps);
         const snapshot =
-          averaging || resetting || step % settings.checkpointEvery === 0 || step === settings.steps ? await toHostParams(trainer.params) : null;
+          averaging || resetting || step % settings.checkpointEvery === 0 || step === settings.steps ? await weights.effectiveHost() : null;
         if (averaging) average!.add(snapshot!);
         const metrics: Record<string, number> = { ...result.metrics, 'episodes/total': episodes };
         // The reference this step's KL was taken to (0: the warm start).
@@ -336,7 +355,8 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
             params: averaged ?? snapshot!,
             rlParams: averaged ? snapshot : null,
             referenceParams: referenceStep !== null ? referenceHost : null,
-            optimizer: await trainer.optimizer.state(),
+            loraAdapters: await weights.adapters(),
+            optimizer: await weights.trainer.optimizer.state(),
             state,
           });
           await store.saveCheckpoint({ runId, step, path: lastCheckpoint, policyVersion: step, createdAt: nowIso(), metrics: finiteMetrics(metrics) });
@@ -349,7 +369,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
         emit({ type: 'step', step, steps: settings.steps, metrics, episodes, wallSeconds: wall() });
       }
     } finally {
-      trainer.dispose();
+      weights.dispose();
       if (reference) tree.dispose(reference.params);
     }
     if (average?.params) {

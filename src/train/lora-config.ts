@@ -1,0 +1,13 @@
+/** The `lora` field of the train configs (online and offline): LoRA adapters over frozen weights, or null for full weights. */
+import { z } from 'zod';
+import { LORA_TARGETS } from '../model/lora.ts';
+
+export const loraConfigSchema = z
+  .strictObject({
+    r: z.number().int().min(1).max(1024),
+    alpha: z.number().positive(),
+    targetModules: z.array(z.enum(LORA_TARGETS)).min(1).default([...LORA_TARGETS]),
+    useRslora: z.boolean().default(false),
+  })
+  .nullable()
+  .default(null);

@@ -1,0 +1,90 @@
+/**
+ * What RL's optimiser trains (train-config.ts `lora`): every weight, or LoRA adapters over the frozen
+ * weights RL started from. Either way the policy samples with, and the checkpoints hand over, the
+ * effective weights (the base with the adapters merged); the loss differentiates through the merge
+ * with respect to the adapters only.
+ */
+import { UsageError } from '../core/errors.ts';
+import type { AdamW, AdamWOptions } from '../model/adamw.ts';
+import type { ModelConfig } from '../model/config.ts';
+import { tree } from '../model/engine.ts';
+import { applyLora, loraShapes, type LoraConfig } from '../model/lora.ts';
+import { ParamTrainer, type LossFn } from '../model/param-trainer.ts';
+import { toHostParams, type HostParams, type Params } from '../model/params.ts';
+import type { RlStepInputs } from './trainer-loss.ts';
+
+export class RlWeights {
+  readonly trainer: ParamTrainer<RlStepInputs>;
+  readonly #cfg: ModelConfig;
+  readonly #lora: { config: LoraConfig; base: Params } | null;
+
+  /**
+   * Full weights: `start` is trained. LoRA: `start` is the frozen base and `lora.adapters` are trained.
+   * Takes ownership of `start`, the adapters and a given optimizer.
+   */
+  constructor(cfg: ModelConfig, start: Params, loss: LossFn<RlStepInputs>, optimizer: AdamWOptions | AdamW, lora: { config: LoraConfig; adapters: Params } | null) {
+    this.#cfg = cfg;
+    this.#lora = lora && { config: lora.config, base: start };
+    if (!lora) {
+      this.trainer = new ParamTrainer<RlStepInputs>(start, loss, optimizer);
+      return;
+    }
+    const config = lora.config;
+    this.trainer = new ParamTrainer<RlStepInputs>(lora.adapters, (adapters, { loraBase, ...inputs }) => {
+      if (!loraBase) throw new Error('RlWeights: a LoRA step needs its inputs through withBase');
+      return loss(applyLora(cfg, config, loraBase, adapters), inputs);
+    }, optimizer);
+  }
+
+  /** The policy's weights now: a new reference the caller disposes. */
+  effective(): Params {
+    const params = tree.ref(this.trainer.params);
+    return this.#lora ? applyLora(this.#cfg, this.#lora.config, tree.ref(this.#lora.base), params) : params;
+  }
+
+  /** Host copy of the policy's weights now (for checkpoints, the weight average, a reference reset). */
+  async effectiveHost(): Promise<HostParams> {
+    const params = this.effective();
+    try {
+      return await toHostParams(params);
+    } finally {
+      tree.dispose(params);
+    }
+  }
+
+  /** A layout's inputs with what the loss reads besides them: the frozen base under LoRA. */
+  withBase(inputs: RlStepInputs): RlStepInputs {
+    return this.#lora ? { ...inputs, loraBase: tree.ref(this.#lora.base) } : inputs;
+  }
+
+  /** Host copy of the trained adapters (for a checkpoint); null with full weights. */
+  async adapters(): Promise<HostParams | null> {
+    return this.#lora ? toHostParams(this.trainer.params) : null;
+  }
+
+  dispose(): void {
+    this.trainer.dispose();
+    if (this.#lora) tree.dispose(this.#lora.base);
+  }
+}
+
+/**
+ * Restored adapters checked against the names and shapes `lora` gives this model, in the order
+ * initLora makes them (the gradient norm sums over that order, so --resume stays exact); `label`
+ * names where they came from.
+ */
+export function restoredAdapters(cfg: ModelConfig, lora: LoraConfig, adapters: HostParams, label: string): HostParams {
+  const want = loraShapes(cfg, lora);
+  const names = Object.keys(want);
+  const missing = names.filter((name) => !adapters[name]);
+  const extra = Object.keys(adapters).filter((name) => !(name in want));
+  if (missing.length > 0 || extra.length > 0) {
+    throw new UsageError(`${label}: the adapters do not match train.lora (missing ${missing.join(', ') || 'none'}; unexpected ${extra.join(', ') || 'none'})`);
+  }
+  for (const name of names) {
+    if (adapters[name].shape.join('x') !== want[name].join('x')) {
+      throw new UsageError(`${label}: "${name}" has shape [${adapters[name].shape}], train.lora gives [${want[name]}]`);
+    }
+  }
+  return Object.fromEntries(names.map((name) => [name, adapters[name]]));
+}
