@@ -110,11 +110,19 @@ export function loadLoraAdapter(dir: string, cfg: ModelConfig): { lora: LoraConf
   }
   const { lora, baseModelNameOrPath } = parseAdapterConfig(json, configPath);
   const { tensors } = readSafetensors(weightsPath);
+  return { lora, adapters: checkedAdapters(tensors, cfg, lora, weightsPath), baseModelNameOrPath };
+}
+
+/**
+ * The adapter tensors `lora` gives this model, each checked, in the order initLora makes them (a
+ * gradient norm sums in that order, so a resumed run must keep it); `label` names where they came from.
+ */
+export function checkedAdapters(tensors: HostParams, cfg: ModelConfig, lora: LoraConfig, label: string): HostParams {
   const expected = loraShapes(cfg, lora);
-  checkAdapterTensors(tensors, expected, weightsPath);
+  checkAdapterTensors(tensors, expected, label);
   const adapters: HostParams = {};
   for (const name of Object.keys(expected)) adapters[name] = { shape: tensors[name].shape, data: tensors[name].data };
-  return { lora, adapters, baseModelNameOrPath };
+  return adapters;
 }
 
 function checkAdapterTensors(tensors: Record<string, { shape: number[] }>, expected: Record<string, number[]>, label: string): void {

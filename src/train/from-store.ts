@@ -10,7 +10,7 @@ import { nowIso, newId } from '../core/ids.ts';
 import { Rng } from '../core/random.ts';
 import type { Run } from '../core/trajectory.ts';
 import { tree } from '../model/engine.ts';
-import { applyLora, initLora, mergeLoraHost, validateLoraConfig, type LoraConfig } from '../model/lora.ts';
+import { applyLora, initLora, mergeLoraHost, type LoraConfig } from '../model/lora.ts';
 import { ParamTrainer, type StepResult } from '../model/param-trainer.ts';
 import { toHostParams, toParams, type HostParams, type Params } from '../model/params.ts';
 import type { Store } from '../store/store.ts';
@@ -20,6 +20,7 @@ import { parseOfflineTrainConfig, type OfflineTrainConfig, type OfflineTrainSett
 import { checkTokenizerFits, type StartModel } from './from-store-model.ts';
 import { samplesFromTrajectories, selectionMetrics, type StoredSamples } from './from-store-samples.ts';
 import { selectStoredTrajectories, type StoreSelection } from './from-store-select.ts';
+import { trainedLora } from './lora-config.ts';
 import { parseLossConfig } from './loss-config.ts';
 import { LayoutShapes, type RlLayout } from './rl-batch.ts';
 import { rlTensors } from './rl-batch-forward.ts';
@@ -105,8 +106,7 @@ export async function trainFromStore(input: OfflineTrainInput): Promise<OfflineT
   const forward = frozenLogprobs(cfg);
   const loss = rlLoss(cfg, lossSettings);
   // LoRA: the optimiser trains the adapters; the loss sees the base with them merged (W + s·B·A).
-  const lora: LoraConfig | null = settings.lora && { ...settings.lora, dropout: 0 };
-  if (lora) validateLoraConfig(lora, 'offline.lora');
+  const lora = trainedLora(settings.lora, 'offline.lora');
   const frozenBase = lora ? toParams(model.params) : null;
   const trainer = new ParamTrainer<OfflineStepInputs>(
     lora ? initLora(cfg, lora, settings.seed) : toParams(model.params),

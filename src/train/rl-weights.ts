@@ -4,11 +4,10 @@
  * effective weights (the base with the adapters merged); the loss differentiates through the merge
  * with respect to the adapters only.
  */
-import { UsageError } from '../core/errors.ts';
 import type { AdamW, AdamWOptions } from '../model/adamw.ts';
 import type { ModelConfig } from '../model/config.ts';
 import { tree } from '../model/engine.ts';
-import { applyLora, loraShapes, type LoraConfig } from '../model/lora.ts';
+import { applyLora, type LoraConfig } from '../model/lora.ts';
 import { ParamTrainer, type LossFn } from '../model/param-trainer.ts';
 import { toHostParams, type HostParams, type Params } from '../model/params.ts';
 import type { RlStepInputs } from './trainer-loss.ts';
@@ -66,25 +65,4 @@ export class RlWeights {
     this.trainer.dispose();
     if (this.#lora) tree.dispose(this.#lora.base);
   }
-}
-
-/**
- * Restored adapters checked against the names and shapes `lora` gives this model, in the order
- * initLora makes them (the gradient norm sums over that order, so --resume stays exact); `label`
- * names where they came from.
- */
-export function restoredAdapters(cfg: ModelConfig, lora: LoraConfig, adapters: HostParams, label: string): HostParams {
-  const want = loraShapes(cfg, lora);
-  const names = Object.keys(want);
-  const missing = names.filter((name) => !adapters[name]);
-  const extra = Object.keys(adapters).filter((name) => !(name in want));
-  if (missing.length > 0 || extra.length > 0) {
-    throw new UsageError(`${label}: the adapters do not match train.lora (missing ${missing.join(', ') || 'none'}; unexpected ${extra.join(', ') || 'none'})`);
-  }
-  for (const name of names) {
-    if (adapters[name].shape.join('x') !== want[name].join('x')) {
-      throw new UsageError(`${label}: "${name}" has shape [${adapters[name].shape}], train.lora gives [${want[name]}]`);
-    }
-  }
-  return Object.fromEntries(names.map((name) => [name, adapters[name]]));
 }

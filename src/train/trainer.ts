@@ -13,7 +13,8 @@ import { nowIso } from '../core/ids.ts';
 import type { EnvSpec } from '../envs/env.ts';
 import { tree } from '../model/engine.ts';
 import type { LossFn } from '../model/param-trainer.ts';
-import { initLora, validateLoraConfig, type LoraConfig } from '../model/lora.ts';
+import { initLora, type LoraConfig } from '../model/lora.ts';
+import { checkedAdapters } from '../model/lora-io.ts';
 import { toHostParams, toParams, type HostParams, type Params } from '../model/params.ts';
 import type { EmbeddedPolicy } from '../policy/embedded.ts';
 import type { Store } from '../store/store.ts';
@@ -23,7 +24,8 @@ import { LORA_ADAPTERS_FILE, loadModelFolder, REFERENCE_WEIGHTS_FILE, RL_WEIGHTS
 import { createDefaultModel, type ModelAssets } from './default-model.ts';
 import { parseLossConfig } from './loss-config.ts';
 import { LayoutShapes } from './rl-batch.ts';
-import { restoredAdapters, RlWeights } from './rl-weights.ts';
+import { trainedLora } from './lora-config.ts';
+import { RlWeights } from './rl-weights.ts';
 import { resetsReferenceAfter, rlLossConfig, type TrainSettings } from './train-config.ts';
 import { evalMetrics, periodicEval, type PeriodicEval } from './trainer-eval.ts';
 import { frozenLogprobs, rlLoss, type RlStepInputs } from './trainer-loss.ts';
@@ -104,8 +106,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
     await store.appendMetrics(Object.entries(kept).map(([name, value]) => ({ runId, step, name, value })));
   };
   const maxTurns = resolveMaxTurns(spec, options, settings);
-  const lora: LoraConfig | null = settings.lora && { ...settings.lora, dropout: 0 };
-  if (lora) validateLoraConfig(lora, 'train.lora');
+  const lora = trainedLora(settings.lora, 'train.lora');
   if (settings.advantage.estimator === 'dense') checkDenseEnv(spec, options, settings);
   const shapes = new LayoutShapes({
     rows: settings.update.rows,
@@ -201,7 +202,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
     if (!resume) return new RlWeights(assets.cfg, params, loss, optimizer, { config, adapters: initLora(assets.cfg, config, settings.seed) });
     const label = `the checkpoint of step ${resume.state.step}`;
     if (!resume.loraAdapters) throw new UsageError(`${label} has no ${LORA_ADAPTERS_FILE}, which train.lora continues from`);
-    const adapters = restoredAdapters(assets.cfg, config, resume.loraAdapters, label);
+    const adapters = checkedAdapters(resume.loraAdapters, assets.cfg, config, `${label}: ${LORA_ADAPTERS_FILE}`);
     tree.dispose(params);
     const base = toParams(loadModelFolder(join(runDir, warm?.path ?? WARM_START_PATH)).params);
     return new RlWeights(assets.cfg, base, loss, optimizer, { config, adapters: toParams(adapters) });
