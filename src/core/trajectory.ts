@@ -131,6 +131,20 @@ export interface Run {
   finishedAt: string | null;
   /** Headline results, written when the run ends. */
   summary: Record<string, unknown> | null;
+  /**
+   * The process that created or last reopened the run, recorded by the store (ignored on createRun);
+   * null where none was recorded (runs stored before it was). See store/run-owner.ts.
+   */
+  owner?: RunOwner | null;
+}
+
+/** A process: host, pid, and where Linux has them the boot id and its start time (a pid is reused, these are not). */
+export interface RunOwner {
+  host: string;
+  pid: number;
+  bootId: string | null;
+  /** Start time in clock ticks since boot (/proc/PID/stat field 22). */
+  startTicks: number | null;
 }
 
 export interface CheckpointRecord {

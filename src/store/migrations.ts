@@ -110,6 +110,8 @@ function addOldestPolicyVersion(db: Database): void {
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'runs, trajectories, groups, metrics, checkpoints', up: (db) => db.exec(V1_TABLES) },
   { version: 2, name: 'trajectories.oldest_policy_version', up: addOldestPolicyVersion },
+  // v3: the process running a run (run-owner.ts), JSON; NULL for runs stored before.
+  { version: 3, name: 'runs.owner', up: (db) => db.exec('ALTER TABLE runs ADD COLUMN owner TEXT') },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

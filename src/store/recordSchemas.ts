@@ -14,6 +14,7 @@ import type {
   QualityIssue,
   Run,
   RunKind,
+  RunOwner,
   RunStatus,
   Trajectory,
   TrajectoryStatus,
@@ -136,6 +137,13 @@ export const trajectorySchema: z.ZodType<Trajectory> = z.looseObject({
   finishedAt: z.string(),
 });
 
+export const runOwnerSchema: z.ZodType<RunOwner> = z.strictObject({
+  host: z.string(),
+  pid: z.number().int().positive(),
+  bootId: z.string().nullable(),
+  startTicks: z.number().int().min(0).nullable(),
+});
+
 export const runSchema: z.ZodType<Run> = z.looseObject({
   id: runIdSchema,
   kind: runKind,
@@ -147,6 +155,7 @@ export const runSchema: z.ZodType<Run> = z.looseObject({
   createdAt: z.string(),
   finishedAt: z.string().nullable(),
   summary: json.nullable(),
+  owner: runOwnerSchema.nullable().optional(),
 });
 
 export const groupSchema: z.ZodType<Group> = z.looseObject({

@@ -12,10 +12,11 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { nowIso } from '../core/ids.ts';
-import type { CheckpointRecord, Group, MetricPoint, Run, Trajectory } from '../core/trajectory.ts';
+import type { CheckpointRecord, Group, MetricPoint, Run, RunOwner, Trajectory } from '../core/trajectory.ts';
 import { StoreInputError } from './errors.ts';
 import { migrate, oldestPolicyVersion } from './migrations.ts';
 import { defaultRunsRoot, runDirIn } from './paths.ts';
+import { currentOwner } from './run-owner.ts';
 import { canonicalJson, checkInput, toJson } from './records.ts';
 import { checkpointSchema, groupSchema, metricPointSchema, runIdSchema, runSchema, trajectorySchema } from './recordSchemas.ts';
 import {
@@ -103,8 +104,8 @@ export class SqliteStore implements Store {
     this.db
       .transaction(() => {
         const inserted = this.sql(
-          `INSERT INTO runs (id, kind, env, env_options, policy, config, status, created_at, finished_at, summary)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+          `INSERT INTO runs (id, kind, env, env_options, policy, config, status, created_at, finished_at, summary, owner)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
         ).run(
           run.id,
           run.kind,
@@ -116,6 +117,7 @@ export class SqliteStore implements Store {
           run.createdAt,
           run.finishedAt,
           run.summary === null ? null : toJson(run.summary, 'run.summary'),
+          canonicalJson(currentOwner()),
         );
         if (inserted.changes === 1) return;
         const stored = runFromRow(this.sql('SELECT * FROM runs WHERE id = ?').get(run.id) as RunRow);
@@ -146,8 +148,19 @@ export class SqliteStore implements Store {
 
   async reopenRun(runId: string): Promise<void> {
     checkInput(runIdSchema, runId, 'runId');
-    const result = this.sql("UPDATE runs SET status = 'running', finished_at = NULL, summary = NULL WHERE id = ?").run(runId);
+    const result = this.sql("UPDATE runs SET status = 'running', finished_at = NULL, summary = NULL, owner = ? WHERE id = ?").run(
+      canonicalJson(currentOwner()),
+      runId,
+    );
     if (result.changes === 0) throw new StoreInputError(`reopenRun: run ${runId} is not in the store`);
+  }
+
+  async abandonRun(runId: string, owner: RunOwner, end: RunEnd): Promise<boolean> {
+    checkInput(runIdSchema, runId, 'runId');
+    const result = this.sql(
+      "UPDATE runs SET status = 'failed', finished_at = ?, summary = ? WHERE id = ? AND status = 'running' AND owner = ?",
+    ).run(end.finishedAt, end.summary === null ? null : toJson(end.summary, 'abandonRun summary'), runId, canonicalJson(owner));
+    return result.changes === 1;
   }
 
   async getRun(runId: string): Promise<Run | null> {

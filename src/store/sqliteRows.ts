@@ -15,6 +15,7 @@ export interface RunRow {
   created_at: string;
   finished_at: string | null;
   summary: string | null;
+  owner: string | null;
 }
 
 /** A trajectory row as listed: the JSON holds the record, the columns are for queries. */
@@ -63,6 +64,7 @@ export function runFromRow(row: RunRow): Run {
     createdAt: row.created_at,
     finishedAt: row.finished_at,
     summary: row.summary === null ? null : json('summary', row.summary),
+    owner: row.owner === null ? null : json('owner', row.owner),
   });
 }
 

@@ -12,6 +12,7 @@ import type {
   MetricPoint,
   Run,
   RunKind,
+  RunOwner,
   RunStatus,
   Trajectory,
   TrajectoryStatus,
@@ -69,8 +70,16 @@ export interface Store {
   createRun(run: Run): Promise<void>;
   /** Marks a run finished or failed with its summary. Repeating it overwrites the end record. */
   finishRun(runId: string, end: RunEnd): Promise<void>;
-  /** Marks a stopped run running again (a resumed train run, a restarted proxy): its end record is cleared. */
+  /**
+   * Marks a stopped run running again (a resumed train run, a restarted proxy): its end record is
+   * cleared and this process becomes its owner (createRun records the creating process likewise).
+   */
   reopenRun(runId: string): Promise<void>;
+  /**
+   * Marks a run failed whose process died without recording its end (dead-runs.ts), only while it is
+   * still running and owned by `owner`: false when it ended or was reopened by another process meanwhile.
+   */
+  abandonRun(runId: string, owner: RunOwner, end: RunEnd): Promise<boolean>;
   getRun(runId: string): Promise<Run | null>;
   listRuns(query?: RunQuery): Promise<Run[]>;
 

@@ -95,6 +95,7 @@ test('a version-1 database is migrated and its trajectories backfilled', async (
   assert.deepEqual(appliedVersions(path), MIGRATIONS.map((m) => m.version));
   const all = await store.listTrajectories('run_old');
   assert.deepEqual(all.items, [0, 1, 2].map((i) => makeTrajectory('run_old', i)));
+  assert.equal((await store.getRun('run_old'))?.owner, null, 'no process was recorded for a run stored before v3');
   // Weights versions 3, 4, 5 were backfilled into the new column: only the freshest two pass a bound of 4.
   const fresh = await store.listTrajectories('run_old', { minPolicyVersion: 4 });
   assert.deepEqual(fresh.items.map((tr) => tr.id), ['traj_run_old_1', 'traj_run_old_2']);

@@ -8,6 +8,7 @@ import { openStore } from '../../src/store/open.ts';
 import { defaultDbPath } from '../../src/store/paths.ts';
 import type { Store } from '../../src/store/store.ts';
 import type { Trajectory } from '../../src/core/trajectory.ts';
+import { currentOwner } from '../../src/store/run-owner.ts';
 import { makeCheckpoint, makeGroup, makeRun, makeTrajectory } from './fixtures/records.ts';
 import { tempDir } from './fixtures/tmp.ts';
 
@@ -32,8 +33,10 @@ async function allTrajectories(store: Store, runId: string, limit: number): Prom
 
 test('runs round-trip; re-creating is a no-op, a conflicting re-create is refused', async (t) => {
   const { store } = await freshStore(t);
-  const run = makeRun('run_a');
-  await store.createRun(run);
+  // The store records the creating process as the run's owner, whatever the input says.
+  const input = makeRun('run_a');
+  await store.createRun({ ...input, owner: { host: 'elsewhere', pid: 1, bootId: null, startTicks: null } });
+  const run = { ...input, owner: currentOwner() };
   assert.deepEqual(await store.getRun('run_a'), run);
   assert.equal(await store.getRun('run_missing'), null);
 

@@ -1,12 +1,15 @@
 /** `spindle runs` and `spindle show RUN`: what the store holds. */
 import { UsageError } from '../../core/errors.ts';
+import { recordDeadRuns } from '../../store/dead-runs.ts';
 import { openStore } from '../../store/open.ts';
+import { describeOwner } from '../../store/run-owner.ts';
 import { fmt, makeOutput, table } from '../output.ts';
 
 export async function runsCommand(flags: { db?: string; json?: boolean; limit: number }): Promise<void> {
   const out = makeOutput(!!flags.json);
   const store = await openStore(flags.db);
   try {
+    await recordDeadRuns(store);
     const runs = await store.listRuns({ limit: flags.limit });
     const rows = runs.map((r) => {
       const s = (r.summary ?? {}) as Record<string, unknown>;
@@ -24,6 +27,7 @@ export async function showCommand(runId: string, flags: { db?: string; json?: bo
   const out = makeOutput(!!flags.json);
   const store = await openStore(flags.db);
   try {
+    await recordDeadRuns(store);
     const run = await store.getRun(runId);
     if (!run) throw new UsageError(`RUN: no run '${runId}' in this database (see spindle runs)`);
     const page = await store.listTrajectories(runId, { limit: Math.max(1, flags.trajectories) });
@@ -32,6 +36,7 @@ export async function showCommand(runId: string, flags: { db?: string; json?: bo
     const checkpoints = await store.listCheckpoints(runId);
     out.line(`run ${run.id}: ${run.kind} ${run.env} with ${run.policy} (${run.status})`);
     out.line(`  created ${run.createdAt}${run.finishedAt ? `, finished ${run.finishedAt}` : ''}`);
+    if (run.status === 'running' && run.owner) out.line(`  running in ${describeOwner(run.owner)}`);
     out.line(`  env options ${JSON.stringify(run.envOptions)}`);
     out.line(`  config ${JSON.stringify(run.config)}`);
     out.line(`  folder ${store.runDir(run.id)}`);

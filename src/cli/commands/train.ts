@@ -18,6 +18,7 @@ import { initEngine } from '../../model/engine.ts';
 import { writeTrainReport } from '../../report/train-report.ts';
 import { openStore } from '../../store/open.ts';
 import { defaultDbPath } from '../../store/paths.ts';
+import { describeOwner, ownerState } from '../../store/run-owner.ts';
 import type { Store } from '../../store/store.ts';
 import { loadTrainCheckpoint, type TrainCheckpoint } from '../../train/checkpoint-io.ts';
 import { applyFlagOverrides, mergeTrainConfig, parseTrainConfig, type TrainFlagOverrides, type TrainSettings } from '../../train/train-config.ts';
@@ -72,6 +73,7 @@ async function planResume(flags: TrainFlags): Promise<Plan> {
   );
   if (changed.length > 0) throw new UsageError(`--resume continues a run with its own settings; only --steps and --threads may be given (not --${changed.map(kebab).join(', --')})`);
   return withStoredTrainRun('--resume', flags.resume!, flags.db, async (store, run) => {
+    refuseLiveRun(run);
     const records = await store.listCheckpoints(run.id);
     const latest = records.at(-1);
     if (!latest || latest.step === 0) throw new UsageError(`--resume ${run.id}: the run has no checkpoint after its warm start; start a new run`);
@@ -88,6 +90,19 @@ async function planResume(flags: TrainFlags): Promise<Plan> {
     }
     return { spec, options, settings, envSource, resume: { runId: run.id, checkpoint }, warmStartFrom: null };
   });
+}
+
+/** A run still being trained must not be resumed beside itself (two processes writing one run's checkpoints). */
+function refuseLiveRun(run: Run): void {
+  if (run.status !== 'running') return;
+  const state = run.owner ? ownerState(run.owner) : 'unknown';
+  if (state === 'alive') {
+    throw new UsageError(`--resume ${run.id}: the run is still running in ${describeOwner(run.owner!)}; stop it first (Ctrl-C records it as failed)`);
+  }
+  if (state === 'unknown') {
+    const who = run.owner ? describeOwner(run.owner) : 'a process this store did not record';
+    process.stderr.write(`spindle: run ${run.id} is marked running by ${who}, which cannot be checked from here; resuming it (make sure that process has stopped)\n`);
+  }
 }
 
 /** `use` on stored train run `runId` of the database `db` (the store closed after); refused, naming `flag`, when either is missing. */

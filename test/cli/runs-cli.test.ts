@@ -1,0 +1,56 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { openStore } from '../../src/store/open.ts';
+import { currentOwner } from '../../src/store/run-owner.ts';
+import { makeRun } from '../store/fixtures/records.ts';
+import { runCli, scratchDir } from './run-cli.ts';
+
+const KILLED_OWNER = fileURLToPath(new URL('../store/fixtures/killed-owner.ts', import.meta.url));
+
+function createdByKilledProcess(path: string, runId: string): void {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', KILLED_OWNER, path, runId, 'train'], { encoding: 'utf8' });
+  assert.equal(r.signal, 'SIGKILL', r.stderr);
+}
+
+test('spindle runs and show record a killed run as failed; --resume refuses a run still running and takes over a dead one', async () => {
+  const dir = scratchDir();
+  const db = join(dir, 'spindle.db');
+  createdByKilledProcess(db, 'run_killed');
+  createdByKilledProcess(db, 'run_killed_early');
+  // Killed before its first checkpoint after the warm start.
+  const raw = new Database(db);
+  raw.prepare('DELETE FROM checkpoints WHERE run_id = ?').run('run_killed_early');
+  raw.close();
+  const store = await openStore(db);
+  await store.createRun(makeRun('run_live'));
+  await store.close();
+
+  // A live run is not resumed beside itself; nothing is written.
+  const live = runCli(['train', '--resume', 'run_live', '--db', db], dir);
+  assert.equal(live.code, 2, live.stderr);
+  assert.match(live.stderr, new RegExp(`--resume run_live: the run is still running in process ${process.pid} on `));
+  // A dead one passes that check (and here stops at the next: it has no checkpoint to resume from).
+  const early = runCli(['train', '--resume', 'run_killed_early', '--db', db], dir);
+  assert.equal(early.code, 2, early.stderr);
+  assert.match(early.stderr, /--resume run_killed_early: the run has no checkpoint after its warm start/);
+
+  const listed = runCli(['runs', '--db', db, '--json'], dir);
+  assert.equal(listed.code, 0, listed.stderr);
+  const runs = listed.json().runs as { id: string; status: string; summary: Record<string, unknown> | null }[];
+  const byId = new Map(runs.map((r) => [r.id, r]));
+  assert.equal(byId.get('run_live')?.status, 'running');
+  for (const id of ['run_killed', 'run_killed_early']) {
+    assert.equal(byId.get(id)?.status, 'failed', id);
+    assert.match(String(byId.get(id)?.summary?.error), /ended without recording the run's end \(killed, e\.g\. by SIGKILL or the out-of-memory killer/);
+  }
+  assert.equal(byId.get('run_killed')?.summary?.lastCheckpointStep, 3);
+  assert.equal(byId.get('run_killed_early')?.summary?.lastCheckpointStep, null);
+
+  const shown = runCli(['show', 'run_live', '--db', db], dir);
+  assert.equal(shown.code, 0, shown.stderr);
+  assert.match(shown.stdout, new RegExp(`running in process ${process.pid} on ${currentOwner().host}`));
+});
