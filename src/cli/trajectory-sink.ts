@@ -9,6 +9,8 @@ export class TrajectorySink {
   private buffer: Trajectory[] = [];
   private groups: Group[] = [];
   private saved = 0;
+  /** With a number to save: the ids taken (at most that many), to name only those in their groups. */
+  private readonly taken = new Set<string>();
   private lastFlush = Date.now();
 
   constructor(
@@ -21,14 +23,26 @@ export class TrajectorySink {
   /** Buffers one trajectory; flushes when the batch is full or a second has passed, so a crash loses little. */
   async add(trajectory: Trajectory): Promise<void> {
     if (this.save === 'none') return;
-    if (typeof this.save === 'number' && this.saved + this.buffer.length >= this.save) return;
+    if (typeof this.save === 'number') {
+      if (this.saved + this.buffer.length >= this.save) return;
+      this.taken.add(trajectory.id);
+    }
     this.buffer.push(trajectory);
     if (this.buffer.length >= this.batchSize || Date.now() - this.lastFlush >= this.maxDelayMs) await this.flush();
   }
 
-  /** Buffers a finished group's record, saved with the next flush (none with save 'none': no trajectory of it is stored). */
+  /**
+   * Buffers a finished group's record (after its trajectories were added), saved with the next flush.
+   * It names only its stored trajectories: with a number to save, a group past it is not saved and
+   * the one it cuts through is saved with the ones taken.
+   */
   async addGroup(group: Group): Promise<void> {
     if (this.save === 'none') return;
+    if (typeof this.save === 'number') {
+      const stored = group.trajectoryIds.filter((id) => this.taken.has(id));
+      if (stored.length === 0) return;
+      group = { ...group, trajectoryIds: stored };
+    }
     this.groups.push(group);
     if (this.groups.length >= this.batchSize) await this.flush();
   }

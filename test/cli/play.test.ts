@@ -57,6 +57,24 @@ test('play stores each seed\'s group with the ids of its episodes', async () => 
   }
 });
 
+test('play --save-trajectories N stores the groups of the first N episodes, naming only those', async () => {
+  const dir = scratchDir();
+  const r = runCli(['play', '--env', 'blackjack', '--policy', 'random', '--episodes', '60', '--group-size', '3', '--seed', '5', '--save-trajectories', '10', '--json'], dir);
+  assert.equal(r.code, 0, r.stderr);
+  const store = await openStore(join(dir, '.spindle', 'spindle.db'));
+  try {
+    const groups = (await store.listGroups(r.json().run as string, { limit: 1000 })).items;
+    const trajectories = (await store.listTrajectories(r.json().run as string, { limit: 1000 })).items;
+    assert.equal(trajectories.length, 10);
+    const stored = new Set(trajectories.map((t) => t.id));
+    const named = groups.flatMap((g) => g.trajectoryIds);
+    assert.deepEqual([...named].sort(), [...stored].sort(), 'every stored episode is in one group, and no group names an unstored one');
+    assert.ok(groups.length >= 4 && groups.length < 20, `${groups.length} groups`);
+  } finally {
+    await store.close();
+  }
+});
+
 test('bad input exits 2 with a message naming the flag, and writes nothing', () => {
   const dir = scratchDir();
   const cases: [string[], RegExp][] = [
