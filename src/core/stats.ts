@@ -9,14 +9,34 @@ export interface MeanCi {
 }
 
 export function meanCi(values: ArrayLike<number>): MeanCi {
-  const n = values.length;
-  if (n === 0) return { mean: NaN, ci95: [NaN, NaN], std: NaN, n };
-  let sum = 0;
-  for (let i = 0; i < n; i++) sum += values[i];
-  const mean = sum / n;
-  let ss = 0;
-  for (let i = 0; i < n; i++) ss += (values[i] - mean) ** 2;
-  const std = n > 1 ? Math.sqrt(ss / (n - 1)) : 0;
-  const half = (1.959963984540054 * std) / Math.sqrt(n);
-  return { mean, ci95: [mean - half, mean + half], std, n };
+  const stats = new RunningMean();
+  for (let i = 0; i < values.length; i++) stats.add(values[i]);
+  return stats.result();
+}
+
+/** meanCi over a stream, in constant memory (Welford's update, stable where the mean is far from 0). */
+export class RunningMean {
+  private n = 0;
+  private mean = 0;
+  /** Sum of squared deviations from the running mean. */
+  private m2 = 0;
+
+  add(x: number): void {
+    this.n++;
+    const delta = x - this.mean;
+    this.mean += delta / this.n;
+    this.m2 += delta * (x - this.mean);
+  }
+
+  get count(): number {
+    return this.n;
+  }
+
+  result(): MeanCi {
+    const { n, mean } = this;
+    if (n === 0) return { mean: NaN, ci95: [NaN, NaN], std: NaN, n };
+    const std = n > 1 ? Math.sqrt(this.m2 / (n - 1)) : 0;
+    const half = (1.959963984540054 * std) / Math.sqrt(n);
+    return { mean, ci95: [mean - half, mean + half], std, n };
+  }
 }

@@ -1,5 +1,5 @@
 /** Headline figures of a set of rollouts: counts, reasons, return, outcome rates, invalid actions, quality. */
-import { meanCi, type MeanCi } from '../core/stats.ts';
+import { RunningMean, type MeanCi } from '../core/stats.ts';
 import type { Trajectory } from '../core/trajectory.ts';
 import { QualityTally, type QualityReport } from './quality.ts';
 
@@ -53,7 +53,7 @@ export class RolloutTally {
   private readonly episodes = { finished: 0, completed: 0, truncated: 0, failed: 0 };
   private readonly failureReasons: Record<string, number> = {};
   private readonly truncationReasons: Record<string, number> = {};
-  private readonly returns: number[] = [];
+  private readonly returns = new RunningMean();
   private readonly partSums: Record<string, number> = {};
   private readonly quality = new QualityTally();
   private invalidEndings = 0;
@@ -77,7 +77,7 @@ export class RolloutTally {
     }
     if (t.status === 'truncated') countReason(this.truncationReasons, t.statusReason);
     if (t.turns.at(-1)?.invalid) this.invalidEndings++;
-    this.returns.push(t.reward);
+    this.returns.add(t.reward);
     for (const key in t.rewardParts) this.partSums[key] = (this.partSums[key] ?? 0) + t.rewardParts[key];
     this.wins += t.metrics.win ?? 0;
     this.losses += t.metrics.loss ?? 0;
@@ -85,7 +85,7 @@ export class RolloutTally {
   }
 
   summary(requested: number, elapsedMs: number): RolloutSummary {
-    const scored = this.returns.length;
+    const scored = this.returns.count;
     const rate = (x: number) => (scored > 0 ? x / scored : NaN);
     const meanRewardParts: Record<string, number> = {};
     for (const key in this.partSums) meanRewardParts[key] = this.partSums[key] / scored;
@@ -96,7 +96,7 @@ export class RolloutTally {
       failureReasons: { ...this.failureReasons },
       truncationReasons: { ...this.truncationReasons },
       invalidEndings: this.invalidEndings,
-      meanReturn: meanCi(this.returns),
+      meanReturn: this.returns.result(),
       meanRewardParts,
       winRate: rate(this.wins),
       lossRate: rate(this.losses),
