@@ -14,18 +14,24 @@ export function meanCi(values: ArrayLike<number>): MeanCi {
   return stats.result();
 }
 
-/** meanCi over a stream, in constant memory (Welford's update, stable where the mean is far from 0). */
+/**
+ * meanCi over a stream, in constant memory. The mean is the sum over n, as a two-pass mean is, so
+ * returns whose sums are exact (Blackjack's halves) give the same mean in any order; the spread is
+ * Welford's update, stable where the mean is far from 0.
+ */
 export class RunningMean {
   private n = 0;
-  private mean = 0;
+  private sum = 0;
+  private runningMean = 0;
   /** Sum of squared deviations from the running mean. */
   private m2 = 0;
 
   add(x: number): void {
     this.n++;
-    const delta = x - this.mean;
-    this.mean += delta / this.n;
-    this.m2 += delta * (x - this.mean);
+    this.sum += x;
+    const delta = x - this.runningMean;
+    this.runningMean += delta / this.n;
+    this.m2 += delta * (x - this.runningMean);
   }
 
   get count(): number {
@@ -33,8 +39,9 @@ export class RunningMean {
   }
 
   result(): MeanCi {
-    const { n, mean } = this;
+    const n = this.n;
     if (n === 0) return { mean: NaN, ci95: [NaN, NaN], std: NaN, n };
+    const mean = this.sum / n;
     const std = n > 1 ? Math.sqrt(this.m2 / (n - 1)) : 0;
     const half = (1.959963984540054 * std) / Math.sqrt(n);
     return { mean, ci95: [mean - half, mean + half], std, n };

@@ -32,3 +32,10 @@ test('RunningMean streams the same figures, and keeps the spread far from 0 (whe
   assert.ok(Math.abs(streamed.mean - mean) < 1e-6);
   assert.ok(Math.abs(streamed.std - std) < 1e-9 * std, `${streamed.std} vs ${std}`);
 });
+
+test('the same values in another order give the same mean where their sums are exact (halves)', () => {
+  const values = Array.from({ length: 2000 }, (_, i) => [-1, 0, 1, 1.5, -1, -1, 0.5][(i * 7919) % 7]);
+  const reversed = [...values].reverse();
+  assert.equal(meanCi(values).mean, meanCi(reversed).mean);
+  assert.equal(meanCi(values).mean, values.reduce((a, b) => a + b, 0) / values.length);
+});
