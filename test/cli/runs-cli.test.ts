@@ -40,6 +40,8 @@ test('spindle runs and show record a killed run as failed; --resume refuses a ru
 
   const listed = runCli(['runs', '--db', db, '--json'], dir);
   assert.equal(listed.code, 0, listed.stderr);
+  assert.match(listed.stderr, new RegExp(`run run_killed: process \\d+ on .+ ended without recording the run's end .*; recorded as failed; its latest checkpoint is step 3: continue with spindle train --resume run_killed --db ${db}`));
+  assert.match(listed.stderr, /run run_killed_early: .*; recorded as failed\n/);
   const runs = listed.json().runs as { id: string; status: string; summary: Record<string, unknown> | null }[];
   const byId = new Map(runs.map((r) => [r.id, r]));
   assert.equal(byId.get('run_live')?.status, 'running');

@@ -3,13 +3,26 @@ import { UsageError } from '../../core/errors.ts';
 import { recordDeadRuns } from '../../store/dead-runs.ts';
 import { openStore } from '../../store/open.ts';
 import { describeOwner } from '../../store/run-owner.ts';
+import type { Store } from '../../store/store.ts';
+import type { Run } from '../../core/trajectory.ts';
 import { fmt, makeOutput, table } from '../output.ts';
+
+/** Records the store's dead runs as failed (dead-runs.ts), saying so on stderr with how to go on. */
+async function recordAndReportDeadRuns(store: Store, db: string | undefined): Promise<void> {
+  for (const run of await recordDeadRuns(store)) process.stderr.write(`spindle: ${deadRunNotice(run, db)}\n`);
+}
+
+function deadRunNotice(run: Run, db: string | undefined): string {
+  const step = run.summary?.lastCheckpointStep;
+  const next = typeof step === 'number' ? `; its latest checkpoint is step ${step}: continue with spindle train --resume ${run.id}${db === undefined ? '' : ` --db ${db}`}` : '';
+  return `run ${run.id}: ${String(run.summary?.error)}; recorded as failed${next}`;
+}
 
 export async function runsCommand(flags: { db?: string; json?: boolean; limit: number }): Promise<void> {
   const out = makeOutput(!!flags.json);
   const store = await openStore(flags.db);
   try {
-    await recordDeadRuns(store);
+    await recordAndReportDeadRuns(store, flags.db);
     const runs = await store.listRuns({ limit: flags.limit });
     const rows = runs.map((r) => {
       const s = (r.summary ?? {}) as Record<string, unknown>;
@@ -27,7 +40,7 @@ export async function showCommand(runId: string, flags: { db?: string; json?: bo
   const out = makeOutput(!!flags.json);
   const store = await openStore(flags.db);
   try {
-    await recordDeadRuns(store);
+    await recordAndReportDeadRuns(store, flags.db);
     const run = await store.getRun(runId);
     if (!run) throw new UsageError(`RUN: no run '${runId}' in this database (see spindle runs)`);
     const page = await store.listTrajectories(runId, { limit: Math.max(1, flags.trajectories) });
