@@ -8,7 +8,7 @@ import { initEngine } from '../src/model/engine.ts';
 import { openStore } from '../src/store/open.ts';
 import type { Store } from '../src/store/store.ts';
 import type { TrainSettings } from '../src/train/train-config.ts';
-import { trainRun, type TrainEvent, type TrainOutcome } from '../src/train/trainer.ts';
+import { trainRun, type TrainEvent, type TrainOutcome, type TrainRunInput } from '../src/train/trainer.ts';
 
 export interface TempTrainRun {
   outcome: TrainOutcome;
@@ -26,12 +26,14 @@ export async function tempTrainRun<O extends Record<string, unknown>>(
   settings: TrainSettings,
   folderPrefix: string,
   onEvent: (e: TrainEvent) => void,
+  /** trainRun's programmatic-only inputs (bench/oracle-imitation.ts: the demonstrations' policy). */
+  extra: Pick<TrainRunInput<O>, 'warmStartDemoPolicy'> = {},
 ): Promise<TempTrainRun> {
   const { threads } = await initEngine(settings.threads === null ? {} : { threads: settings.threads });
   const store = await openStore(join(mkdtempSync(join(tmpdir(), folderPrefix)), 'spindle.db'));
   const runId = newId('run');
   await store.createRun({ id: runId, kind: 'train', env: spec.name, envOptions: options, policy: 'default-model', config: {}, status: 'running', createdAt: nowIso(), finishedAt: null, summary: null });
   const start = performance.now();
-  const outcome = await trainRun({ spec, options, settings, store, runId, resume: null, onEvent });
+  const outcome = await trainRun({ spec, options, settings, store, runId, resume: null, onEvent, ...extra });
   return { outcome, store, runId, threads, seconds: (performance.now() - start) / 1000 };
 }

@@ -17,6 +17,7 @@ import { initLora, type LoraConfig } from '../model/lora.ts';
 import { checkedAdapters } from '../model/lora-io.ts';
 import { toHostParams, toParams, type HostParams, type Params } from '../model/params.ts';
 import type { EmbeddedPolicy } from '../policy/embedded.ts';
+import type { Policy } from '../policy/policy.ts';
 import type { Store } from '../store/store.ts';
 import { AdamW, type AdamWOptions } from '../model/adamw.ts';
 import { rewardsForReportMode } from '../rewards/report-mode.ts';
@@ -59,6 +60,11 @@ export interface TrainRunInput<O extends Record<string, unknown>> {
   resume: TrainCheckpoint<TrainerState> | null;
   /** Another run's warm start or checkpoint to begin RL from instead of warm-starting (warm-start-reuse.ts); not with resume. */
   warmStartFrom?: WarmStartSource | null;
+  /**
+   * Which scripted policy plays the warm start's demonstrations (default: random); diagnostics only
+   * (bench/oracle-imitation.ts), not a config field: a policy that prefers actions teaches them.
+   */
+  warmStartDemoPolicy?: Policy;
   onEvent?: (event: TrainEvent) => void;
 }
 
@@ -229,7 +235,8 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
       await record(0, evalMetrics(lastEval));
       emit({ type: 'eval', step: 0, eval: lastEval });
     } else if (!resume) {
-      emit({ type: 'phase', phase: 'warm-start', message: `learning the action format from ${settings.warmStart.demoEpisodes} random-policy episodes` });
+      const demoPolicy = input.warmStartDemoPolicy?.name ?? 'random';
+      emit({ type: 'phase', phase: 'warm-start', message: `learning the action format from ${settings.warmStart.demoEpisodes} ${demoPolicy}-policy episodes` });
       const ws = await warmStart({
         spec,
         options,
@@ -247,6 +254,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
         shapes: new LayoutShapes({ rows: settings.update.rows, rowMultiple: settings.update.rowMultiple ?? undefined, length: settings.update.rowLength }),
         onStep: (step, maxSteps, loss) => emit({ type: 'warm-start-step', step, maxSteps, loss }),
         onCheck: (check) => emit({ type: 'warm-start-check', check }),
+        demoPolicy: input.warmStartDemoPolicy,
       });
       params = ws.params;
       maxTokens = ws.maxTokens;

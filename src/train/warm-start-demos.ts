@@ -77,6 +77,12 @@ export interface DemoRequest<O extends Record<string, unknown>> {
   languageModel: boolean;
   /** Decisions with more legal actions than this demonstrate only the sampled one (default MAX_DEMONSTRATED_ACTIONS). */
   maxOtherActions?: number;
+  /**
+   * Which scripted policy plays the demonstrations (default: random). Only the random policy records
+   * the other legal answers, so with another policy no answer groups are made. Any other policy
+   * teaches its choices: for diagnostics (bench/oracle-imitation.ts), never a real run's warm start.
+   */
+  demoPolicy?: Policy;
 }
 
 /** Whether a call's sequence (prompt + completion) has at most `maxTokens` tokens. */
@@ -171,11 +177,12 @@ export function otherAnswers(answer: Message, legal: readonly Action[], maxActio
 
 export async function warmStartDemonstrations<O extends Record<string, unknown>>(request: DemoRequest<O>): Promise<Demonstrations> {
   const { assets } = request;
-  const random = recordingRandomPolicy();
+  const random = request.demoPolicy ? null : recordingRandomPolicy();
+  const policy = request.demoPolicy ?? random!.policy;
   const result = await runRollouts({
     spec: request.spec,
     options: request.options,
-    policy: random.policy,
+    policy,
     seeds: request.seeds,
     episode: { maxTurns: request.maxTurns },
   });
@@ -186,7 +193,7 @@ export async function warmStartDemonstrations<O extends Record<string, unknown>>
   let completionSum = 0;
   let promptSum = 0;
   for (const t of result.trajectories) {
-    if (t.status === 'failed') throw new Error(`warm start: a random-policy episode failed (seed ${t.seed}): ${t.statusReason}`);
+    if (t.status === 'failed') throw new Error(`warm start: a ${policy.name}-policy episode failed (seed ${t.seed}): ${t.statusReason}`);
     const episode: DemoCall[] = [];
     for (const turn of t.turns) {
       for (const call of turn.calls) {
@@ -196,7 +203,7 @@ export async function warmStartDemonstrations<O extends Record<string, unknown>>
         const promptIds = request.promptIds(call.messages, call.tools);
         const completionOf = (message: Message) => assets.tokenizer.encode(assistantCompletionText(assets, call.messages, call.tools, message));
         const completionIds = completionOf(answer);
-        const legal = random.legalActions.get(messagesKey(call.messages));
+        const legal = random?.legalActions.get(messagesKey(call.messages));
         const otherMessages = legal ? otherAnswers(answer, legal, request.maxOtherActions) : [];
         others += otherMessages.length;
         episode.push({ promptIds, completionIds, ...(otherMessages.length > 0 ? { otherCompletionIds: once(() => otherMessages.map(completionOf)) } : {}) });

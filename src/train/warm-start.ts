@@ -14,6 +14,7 @@ import { tree } from '../model/engine.ts';
 import { ParamTrainer } from '../model/param-trainer.ts';
 import type { Params } from '../model/params.ts';
 import type { EmbeddedPolicy } from '../policy/embedded.ts';
+import type { Policy } from '../policy/policy.ts';
 import { runRollouts } from '../rollout/rollouts.ts';
 import type { ModelAssets } from './default-model.ts';
 import { supervisedLoss } from './loss-sft.ts';
@@ -56,6 +57,8 @@ export interface WarmStartRequest<O extends Record<string, unknown>> {
   /** After each optimiser update of every phase: its number, a bound on their count, its loss. */
   onStep?: (step: number, maxSteps: number, loss: number) => void;
   onCheck?: (check: WarmStartCheck) => void;
+  /** Which scripted policy plays the demonstrations (warm-start-demos.ts DemoRequest.demoPolicy); default random. */
+  demoPolicy?: Policy;
 }
 
 export interface WarmStartResult {
@@ -136,6 +139,7 @@ export async function warmStart<O extends Record<string, unknown>>(request: Warm
     seeds: demoSeeds(request.runSeed, settings.demoEpisodes),
     maxTurns: request.maxTurns,
     languageModel: settings.languageModel,
+    demoPolicy: request.demoPolicy,
   });
   const maxTokens = request.maxTokens ?? demos.maxCompletionTokens + MAX_TOKENS_SLACK;
   const whole = demonstrationSamples(demos);
