@@ -10,8 +10,11 @@
  * is the ceiling supervised imitation reaches where RL's result falls short. A diagnostic only, like
  * blackjack-exact-values: a real run never sees the oracle.
  * usage: npm run bench -- oracle-imitation --env NAME [--env-opt k=v ...] [--steps 400] [--seed 0]
- *        [--threads N] [--episodes 300] [--json]
+ *        [--threads N] [--episodes 300] [--config FILE] [--json]
+ * --config: a train config merged over the env's preset, under this bench's own settings (steps 0,
+ * the warm start's step count).
  */
+import { readFileSync } from 'node:fs';
 import { formatEvalReport } from '../src/cli/eval-report.ts';
 import { trainPresetOf } from '../src/envs/env.ts';
 import type { EvalReport } from '../src/eval/evaluate.ts';
@@ -23,7 +26,7 @@ import { finalEvaluation } from '../src/train/trainer-final.ts';
 import { tempTrainRun } from './temp-train-run.ts';
 import type { BenchFigures } from './run.ts';
 
-const VALUE_FLAGS = ['env', 'env-opt', 'steps', 'seed', 'threads', 'episodes'] as const;
+const VALUE_FLAGS = ['env', 'env-opt', 'steps', 'seed', 'threads', 'episodes', 'config'] as const;
 type FlagName = (typeof VALUE_FLAGS)[number];
 
 /** Every flag's values in order (--env-opt may repeat, the others may not); an unknown flag or a missing value is an error. */
@@ -47,6 +50,18 @@ function intFlag(flags: Map<FlagName, string[]>, name: FlagName, fallback: numbe
   const v = Number(text);
   if (!Number.isSafeInteger(v) || v < min) throw new Error(`--${name} must be an integer ≥ ${min}, got ${text}`);
   return v;
+}
+
+/** A train config file (JSON object), as `spindle train --config` takes it; e.g. `{"warmStart": {"languageModel": false}}` trains the answers alone. */
+function readConfig(path: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new Error(`--config ${path}: ${(error as Error).message}`, { cause: error });
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error(`--config ${path}: must hold a JSON object (a train config)`);
+  return parsed as Record<string, unknown>;
 }
 
 /** The report with policy `from` (the temporary run's `run:ID`) named `to`, in its rows and head-to-head tables. */
@@ -81,7 +96,9 @@ export async function run(args: string[], log: (line: string) => void): Promise<
     evalEpisodes: 1,
     warmStart: { minSteps: steps, maxSteps: steps, answerSteps: 0 },
   };
-  const settings = parseTrainConfig(mergeTrainConfig(trainPresetOf(spec, options), applyFlagOverrides(config, { seed, ...(threads === null ? {} : { threads }) })));
+  const configPath = flags.get('config')?.[0];
+  const own = configPath === undefined ? {} : readConfig(configPath);
+  const settings = parseTrainConfig(mergeTrainConfig(mergeTrainConfig(trainPresetOf(spec, options), own), applyFlagOverrides(config, { seed, ...(threads === null ? {} : { threads }) })));
   log(`oracle imitation on ${spec.name} ${JSON.stringify(options)}: ${steps} supervised steps on ${settings.warmStart.demoEpisodes} oracle episodes, seed ${seed}`);
 
   const start = performance.now();
@@ -128,6 +145,7 @@ export async function run(args: string[], log: (line: string) => void): Promise<
     wallSeconds,
     trainSeconds,
     warmStartSeconds: outcome.warmStart?.seconds ?? null,
+    languageModel: settings.warmStart.languageModel,
     finalEvalSeconds: finalSeconds,
     normalisedScore: score?.value ?? null,
     normalisedScoreBasis: score?.basis ?? null,
