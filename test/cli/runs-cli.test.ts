@@ -1,26 +1,18 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { openStore } from '../../src/store/open.ts';
 import { currentOwner } from '../../src/store/run-owner.ts';
+import { createdByKilledProcess } from '../store/fixtures/created-by-killed-process.ts';
 import { makeRun } from '../store/fixtures/records.ts';
 import { runCli, scratchDir } from './run-cli.ts';
-
-const KILLED_OWNER = fileURLToPath(new URL('../store/fixtures/killed-owner.ts', import.meta.url));
-
-function createdByKilledProcess(path: string, runId: string): void {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', KILLED_OWNER, path, runId, 'train'], { encoding: 'utf8' });
-  assert.equal(r.signal, 'SIGKILL', r.stderr);
-}
 
 test('spindle runs and show record a killed run as failed; --resume refuses a run still running and takes over a dead one', async () => {
   const dir = scratchDir();
   const db = join(dir, 'spindle.db');
-  createdByKilledProcess(db, 'run_killed');
-  createdByKilledProcess(db, 'run_killed_early');
+  createdByKilledProcess(db, 'run_killed', 'train');
+  createdByKilledProcess(db, 'run_killed_early', 'train');
   // Killed before its first checkpoint after the warm start.
   const raw = new Database(db);
   raw.prepare('DELETE FROM checkpoints WHERE run_id = ?').run('run_killed_early');

@@ -1,22 +1,13 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { recordDeadRuns } from '../../src/store/dead-runs.ts';
 import { openStore } from '../../src/store/open.ts';
 import { currentOwner, ownerState } from '../../src/store/run-owner.ts';
+import { createdByKilledProcess } from './fixtures/created-by-killed-process.ts';
 import { makeRun } from './fixtures/records.ts';
 import { tempDir } from './fixtures/tmp.ts';
-
-const KILLED_OWNER = fileURLToPath(new URL('./fixtures/killed-owner.ts', import.meta.url));
-
-/** Runs killed-owner.ts: the run is created by a process that then dies by SIGKILL. */
-function createdByKilledProcess(path: string, runId: string, kind: string): void {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', KILLED_OWNER, path, runId, kind], { encoding: 'utf8' });
-  assert.equal(r.signal, 'SIGKILL', r.stderr);
-}
 
 test('this process is alive; a changed start time, boot or host is not this process', () => {
   const me = currentOwner();
