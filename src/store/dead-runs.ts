@@ -25,8 +25,8 @@ export async function recordDeadRuns(store: Store): Promise<Run[]> {
     const summary: Record<string, unknown> = { error: deadRunError(run), owner: run.owner };
     // As an interrupted train run records it: null when only the warm start was saved.
     if (run.kind === 'train') summary.lastCheckpointStep = (await store.listCheckpoints(run.id)).at(-1)?.step || null;
-    const end = { status: 'failed' as const, finishedAt: nowIso(), summary };
-    if (await store.abandonRun(run.id, run.owner, end)) recorded.push({ ...run, ...end });
+    const end = { finishedAt: nowIso(), summary };
+    if (await store.abandonRun(run.id, run.owner, end)) recorded.push({ ...run, status: 'failed', ...end });
   }
   return recorded;
 }

@@ -36,9 +36,11 @@ function startTicks(pid: number): number | null {
   return Number.isSafeInteger(ticks) ? ticks : null;
 }
 
-/** This process. */
-export function currentOwner(): RunOwner {
-  return { host: hostname(), pid: process.pid, bootId: bootId(), startTicks: startTicks(process.pid) };
+let self: Readonly<RunOwner> | null = null;
+
+/** This process (read once). */
+export function currentOwner(): Readonly<RunOwner> {
+  return (self ??= Object.freeze({ host: hostname(), pid: process.pid, bootId: bootId(), startTicks: startTicks(process.pid) }));
 }
 
 function pidExists(pid: number): boolean {

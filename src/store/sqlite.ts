@@ -155,7 +155,7 @@ export class SqliteStore implements Store {
     if (result.changes === 0) throw new StoreInputError(`reopenRun: run ${runId} is not in the store`);
   }
 
-  async abandonRun(runId: string, owner: RunOwner, end: RunEnd): Promise<boolean> {
+  async abandonRun(runId: string, owner: RunOwner, end: Omit<RunEnd, 'status'>): Promise<boolean> {
     checkInput(runIdSchema, runId, 'runId');
     const result = this.sql(
       "UPDATE runs SET status = 'failed', finished_at = ?, summary = ? WHERE id = ? AND status = 'running' AND owner = ?",

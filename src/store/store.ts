@@ -79,7 +79,7 @@ export interface Store {
    * Marks a run failed whose process died without recording its end (dead-runs.ts), only while it is
    * still running and owned by `owner`: false when it ended or was reopened by another process meanwhile.
    */
-  abandonRun(runId: string, owner: RunOwner, end: RunEnd): Promise<boolean>;
+  abandonRun(runId: string, owner: RunOwner, end: Omit<RunEnd, 'status'>): Promise<boolean>;
   getRun(runId: string): Promise<Run | null>;
   listRuns(query?: RunQuery): Promise<Run[]>;
 
