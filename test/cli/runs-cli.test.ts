@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
@@ -6,7 +7,7 @@ import { openStore } from '../../src/store/open.ts';
 import { currentOwner } from '../../src/store/run-owner.ts';
 import { createdByKilledProcess } from '../store/fixtures/created-by-killed-process.ts';
 import { makeRun } from '../store/fixtures/records.ts';
-import { runCli, scratchDir } from './run-cli.ts';
+import { BIN, runCli, scratchDir } from './run-cli.ts';
 
 test('spindle runs and show record a killed run as failed; --resume refuses a run still running and takes over a dead one', async () => {
   const dir = scratchDir();
@@ -47,4 +48,20 @@ test('spindle runs and show record a killed run as failed; --resume refuses a ru
   const shown = runCli(['show', 'run_live', '--db', db], dir);
   assert.equal(shown.code, 0, shown.stderr);
   assert.match(shown.stdout, new RegExp(`running in process ${process.pid} on ${currentOwner().host}`));
+});
+
+test('spindle proxy --run refuses a proxy run that another live process still records', async () => {
+  const dir = scratchDir();
+  const db = join(dir, 'spindle.db');
+  const upstream = 'http://127.0.0.1:9/v1';
+  const store = await openStore(db);
+  await store.createRun(makeRun('proxy_live', { kind: 'proxy', env: 'proxy', envOptions: {}, policy: upstream, config: { upstream } }));
+  await store.close();
+  // A timeout, so that a proxy wrongly started fails the test instead of serving for ever.
+  const r = spawnSync(process.execPath, [BIN, 'proxy', '--upstream', upstream, '--run', 'proxy_live', '--port', '0', '--db', db], { cwd: dir, encoding: 'utf8', timeout: 60_000 });
+  assert.equal(r.status, 2, r.stderr);
+  assert.match(r.stderr, new RegExp(`--run: run 'proxy_live' is still recorded by process ${process.pid} on `));
+  const after = await openStore(db);
+  assert.deepEqual((await after.getRun('proxy_live'))?.owner, currentOwner(), 'the run is left to its process');
+  await after.close();
 });

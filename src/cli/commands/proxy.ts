@@ -8,6 +8,7 @@ import { newId, nowIso } from '../../core/ids.ts';
 import type { Run } from '../../core/trajectory.ts';
 import { runIdSchema } from '../../store/recordSchemas.ts';
 import { openStore } from '../../store/open.ts';
+import { describeOwner, ownerState } from '../../store/run-owner.ts';
 import { startProxy } from '../../server/proxy.ts';
 import { judgeFromFlags, type JudgeFlags } from '../../rewards/judge-flags.ts';
 import { makeOutput } from '../output.ts';
@@ -59,10 +60,16 @@ export async function proxyCommand(flags: ProxyFlags): Promise<void> {
   };
   // Restarting with the same --run and upstream continues the run.
   const existing = await store.getRun(runId);
-  if (existing && (existing.kind !== 'proxy' || existing.policy !== upstream)) {
+  const refusal =
+    existing && (existing.kind !== 'proxy' || existing.policy !== upstream)
+      ? `run '${runId}' exists and is not a proxy run of ${upstream}`
+      : existing?.status === 'running' && existing.owner && ownerState(existing.owner) === 'alive'
+        ? `run '${runId}' is still recorded by ${describeOwner(existing.owner)}; stop that proxy first`
+        : null;
+  if (refusal) {
     await store.close();
     await judge?.policy.close?.();
-    throw new UsageError(`--run: run '${runId}' exists and is not a proxy run of ${upstream}`);
+    throw new UsageError(`--run: ${refusal}`);
   }
   if (existing) await store.reopenRun(runId);
   else await store.createRun(run);
