@@ -9,7 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import type { RunOwner } from '../core/trajectory.ts';
+import type { Run, RunOwner } from '../core/trajectory.ts';
 
 /** 'unknown': on another host, so it cannot be checked from here. */
 export type OwnerState = 'alive' | 'gone' | 'unknown';
@@ -64,3 +64,8 @@ export function ownerState(owner: RunOwner): OwnerState {
 }
 
 export const describeOwner = (owner: RunOwner): string => `process ${owner.pid} on ${owner.host}`;
+
+/** The process still running `run` on this machine; null when the run ended, its process is gone, or it cannot be checked. */
+export function liveOwner(run: Run): RunOwner | null {
+  return run.status === 'running' && run.owner && ownerState(run.owner) === 'alive' ? run.owner : null;
+}

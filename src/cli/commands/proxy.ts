@@ -8,7 +8,7 @@ import { newId, nowIso } from '../../core/ids.ts';
 import type { Run } from '../../core/trajectory.ts';
 import { runIdSchema } from '../../store/recordSchemas.ts';
 import { openStore } from '../../store/open.ts';
-import { describeOwner, ownerState } from '../../store/run-owner.ts';
+import { describeOwner, liveOwner } from '../../store/run-owner.ts';
 import { startProxy } from '../../server/proxy.ts';
 import { judgeFromFlags, type JudgeFlags } from '../../rewards/judge-flags.ts';
 import { makeOutput } from '../output.ts';
@@ -60,11 +60,12 @@ export async function proxyCommand(flags: ProxyFlags): Promise<void> {
   };
   // Restarting with the same --run and upstream continues the run.
   const existing = await store.getRun(runId);
+  const live = existing ? liveOwner(existing) : null;
   const refusal =
     existing && (existing.kind !== 'proxy' || existing.policy !== upstream)
       ? `run '${runId}' exists and is not a proxy run of ${upstream}`
-      : existing?.status === 'running' && existing.owner && ownerState(existing.owner) === 'alive'
-        ? `run '${runId}' is still recorded by ${describeOwner(existing.owner)}; stop that proxy first`
+      : live
+        ? `run '${runId}' is still recorded by ${describeOwner(live)}; stop that proxy first`
         : null;
   if (refusal) {
     await store.close();

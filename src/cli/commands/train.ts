@@ -18,7 +18,7 @@ import { initEngine } from '../../model/engine.ts';
 import { writeTrainReport } from '../../report/train-report.ts';
 import { openStore } from '../../store/open.ts';
 import { defaultDbPath } from '../../store/paths.ts';
-import { describeOwner, ownerState } from '../../store/run-owner.ts';
+import { describeOwner, liveOwner, ownerState } from '../../store/run-owner.ts';
 import type { Store } from '../../store/store.ts';
 import { loadTrainCheckpoint, type TrainCheckpoint } from '../../train/checkpoint-io.ts';
 import { applyFlagOverrides, mergeTrainConfig, parseTrainConfig, type TrainFlagOverrides, type TrainSettings } from '../../train/train-config.ts';
@@ -94,12 +94,9 @@ async function planResume(flags: TrainFlags): Promise<Plan> {
 
 /** A run still being trained must not be resumed beside itself (two processes writing one run's checkpoints). */
 function refuseLiveRun(run: Run): void {
-  if (run.status !== 'running') return;
-  const state = run.owner ? ownerState(run.owner) : 'unknown';
-  if (state === 'alive') {
-    throw new UsageError(`--resume ${run.id}: the run is still running in ${describeOwner(run.owner!)}; stop it first (Ctrl-C records it as failed)`);
-  }
-  if (state === 'unknown') {
+  const live = liveOwner(run);
+  if (live) throw new UsageError(`--resume ${run.id}: the run is still running in ${describeOwner(live)}; stop it first (Ctrl-C records it as failed)`);
+  if (run.status === 'running' && (!run.owner || ownerState(run.owner) === 'unknown')) {
     const who = run.owner ? describeOwner(run.owner) : 'a process this store did not record';
     process.stderr.write(`spindle: run ${run.id} is marked running by ${who}, which cannot be checked from here; resuming it (make sure that process has stopped)\n`);
   }
