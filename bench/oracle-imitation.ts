@@ -14,7 +14,7 @@
  * --config: a train config merged over the env's preset, under this bench's own settings (steps 0,
  * the warm start's step count).
  */
-import { readFileSync } from 'node:fs';
+import { readConfigFile } from '../src/cli/config-file.ts';
 import { formatEvalReport } from '../src/cli/eval-report.ts';
 import { trainPresetOf } from '../src/envs/env.ts';
 import type { EvalReport } from '../src/eval/evaluate.ts';
@@ -52,18 +52,6 @@ function intFlag(flags: Map<FlagName, string[]>, name: FlagName, fallback: numbe
   return v;
 }
 
-/** A train config file (JSON object), as `spindle train --config` takes it; e.g. `{"warmStart": {"languageModel": false}}` trains the answers alone. */
-function readConfig(path: string): Record<string, unknown> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (error) {
-    throw new Error(`--config ${path}: ${(error as Error).message}`, { cause: error });
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error(`--config ${path}: must hold a JSON object (a train config)`);
-  return parsed as Record<string, unknown>;
-}
-
 /** The report with policy `from` (the temporary run's `run:ID`) named `to`, in its rows and head-to-head tables. */
 function renamed(report: EvalReport, from: string, to: string): EvalReport {
   const name = (n: string) => (n === from ? to : n);
@@ -97,7 +85,8 @@ export async function run(args: string[], log: (line: string) => void): Promise<
     warmStart: { minSteps: steps, maxSteps: steps, answerSteps: 0 },
   };
   const configPath = flags.get('config')?.[0];
-  const own = configPath === undefined ? {} : readConfig(configPath);
+  // Read and checked as `spindle train --config` reads it (a JSON object).
+  const own = configPath === undefined ? {} : applyFlagOverrides(readConfigFile(configPath), {});
   const settings = parseTrainConfig(mergeTrainConfig(mergeTrainConfig(trainPresetOf(spec, options), own), applyFlagOverrides(config, { seed, ...(threads === null ? {} : { threads }) })));
   log(`oracle imitation on ${spec.name} ${JSON.stringify(options)}: ${steps} supervised steps on ${settings.warmStart.demoEpisodes} oracle episodes, seed ${seed}`);
 

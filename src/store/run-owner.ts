@@ -54,9 +54,10 @@ function pidExists(pid: number): boolean {
 }
 
 export function ownerState(owner: RunOwner): OwnerState {
-  if (owner.host !== hostname()) return 'unknown';
-  const boot = bootId();
-  if (owner.bootId !== null && boot !== null && owner.bootId !== boot) return 'gone';
+  // This machine's host name and boot id do not change while this process runs: read them once.
+  const me = currentOwner();
+  if (owner.host !== me.host) return 'unknown';
+  if (owner.bootId !== null && me.bootId !== null && owner.bootId !== me.bootId) return 'gone';
   if (!pidExists(owner.pid)) return 'gone';
   const ticks = startTicks(owner.pid);
   if (owner.startTicks !== null && ticks !== null && owner.startTicks !== ticks) return 'gone';

@@ -5,7 +5,7 @@
  * and report.md into the run folder. Everything is validated before anything is written; progress
  * goes to stderr; with --json one object is the last line of stdout.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { UsageError } from '../../core/errors.ts';
 import { newId, nowIso } from '../../core/ids.ts';
@@ -28,6 +28,7 @@ import { findRunCheckpoint, parseRunRef } from '../../policy/run-checkpoint.ts';
 import { finalEvaluation, type FinalEval } from '../../train/trainer-final.ts';
 import { finalSummary } from '../../train/trainer-report-summary.ts';
 import { parseTrainerState, type TrainerState } from '../../train/trainer-state.ts';
+import { readConfigFile } from '../config-file.ts';
 import { markRunFailedOnInterrupt } from '../interrupt.ts';
 import { makeOutput } from '../output.ts';
 import { startProgress, type Progress } from '../progress.ts';
@@ -46,16 +47,6 @@ export interface TrainFlags extends TrainFlagOverrides {
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnySpec = EnvSpec<any>;
-
-function readConfigFile(path: string): unknown {
-  const full = resolve(path);
-  if (!existsSync(full)) throw new UsageError(`--config ${path}: no such file`);
-  try {
-    return JSON.parse(readFileSync(full, 'utf8'));
-  } catch (error) {
-    throw new UsageError(`--config ${path}: not valid JSON (${(error as Error).message})`);
-  }
-}
 
 interface Plan {
   spec: AnySpec;
