@@ -37,7 +37,11 @@ export interface EnvStep {
 
 export interface ActionValue {
   action: Action;
-  /** The exact expected reward of taking this action now, from the env's own dynamics. */
+  /**
+   * The exact expected reward of taking this action now, from the env's own dynamics, given what the
+   * agent has seen: hidden state is averaged over (hmm's posterior over its states, the bandit's
+   * posterior mean), which keeps the expectation and drops noise the agent could not act on.
+   */
   expectedReward: number;
 }
 

@@ -87,17 +87,36 @@ test('the final step reports regret against always pulling the best arm', () => 
   }
 });
 
-test('actionRewards gives each arm its true probability', () => {
+test('actionRewards gives each arm its posterior mean (s + 1) / (n + 2), by hand', () => {
   const env = new BanditEnv({ k: 6, horizon: 3 });
-  for (let seed = 0; seed < 30; seed++) {
-    env.reset(seed);
-    const p = armProbabilities(seed, 6);
-    const values = env.actionRewards();
-    assert.deepEqual(values.map((v) => v.expectedReward), p);
-    assert.deepEqual(values.map((v) => v.action), [1, 2, 3, 4, 5, 6].map(pull));
-    assert.deepEqual(env.legalActions(), values.map((v) => v.action));
-  }
+  env.reset(4);
+  const first = env.actionRewards();
+  assert.deepEqual(first.map((v) => v.expectedReward), [0.5, 0.5, 0.5, 0.5, 0.5, 0.5]);
+  assert.deepEqual(first.map((v) => v.action), [1, 2, 3, 4, 5, 6].map(pull));
+  assert.deepEqual(env.legalActions(), first.map((v) => v.action));
+  const a = env.step(pull(2)).reward;
+  const b = env.step(pull(2)).reward;
+  // Arm 2 paid a + b of 2 pulls: (a + b + 1) / 4; the untried arms keep 1/2.
+  assert.deepEqual(env.actionRewards().map((v) => v.expectedReward), [0.5, (a + b + 1) / 4, 0.5, 0.5, 0.5, 0.5]);
   assert.equal(env.kind, 'dense');
+});
+
+test('the posterior mean is the hidden probability\'s expectation given the pulls (uniform prior)', () => {
+  // Pull arm 1 twice on many seeds; among the seeds that showed the same payouts, the arm's mean
+  // hidden probability is what actionRewards said: 1/4, 1/2, 3/4 after 0, 1, 2 payouts.
+  const env = new BanditEnv({ k: 2, horizon: 3 });
+  const hidden: number[][] = [[], [], []];
+  const said = [0.25, 0.5, 0.75];
+  for (let seed = 0; seed < 30_000; seed++) {
+    env.reset(seed);
+    const paid = env.step(pull(1)).reward + env.step(pull(1)).reward;
+    assert.equal(env.actionRewards()[0].expectedReward, said[paid]);
+    hidden[paid].push(armProbabilities(seed, 2)[0]);
+  }
+  hidden.forEach((values, paid) => {
+    const { mean, ci95 } = meanCi(values);
+    assert.ok(ci95[0] - 0.005 <= said[paid] && said[paid] <= ci95[1] + 0.005, `${paid} payouts: hidden mean ${mean} [${ci95}], said ${said[paid]}`);
+  });
 });
 
 test('the Bayes-optimal values by hand: one and two pulls of two arms', () => {

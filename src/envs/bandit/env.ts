@@ -113,10 +113,17 @@ export class BanditEnv implements Env {
     return { action: pullAction(bayesBandit(this.options.k, this.options.horizon).bestArm(counts)) };
   }
 
-  /** A pull's exact expected reward is its arm's probability. */
+  /**
+   * A pull's exact expected reward given what the pulls so far showed: its arm's posterior mean
+   * (s + 1) / (n + 2) under the uniform prior the probabilities are drawn from (bayes.ts). It has the
+   * same expectation as the arm's hidden probability, so the dense estimator's optimum is unchanged
+   * (greedy in the posterior mean), but none of the hidden probability's noise: scored by the hidden
+   * probability, a group's answers at a decision were ranked by arm probabilities the answers could
+   * not see, which RL had to average out over many decisions.
+   */
   actionRewards(): ActionValue[] {
     this.requireReset();
-    return this.probabilities.map((p, arm) => ({ action: pullAction(arm), expectedReward: p }));
+    return this.pulls.map((n, arm) => ({ action: pullAction(arm), expectedReward: (this.successes[arm] + 1) / (n + 2) }));
   }
 
   private isDone(): boolean {
