@@ -3,9 +3,7 @@
  * otherwise), each with its mean return, interval, outcome rates, invalid rate and exact value, the
  * oracle's value and the head-to-head rate of every pair. Stores an `eval` run.
  */
-import { newId, nowIso } from '../../core/ids.ts';
 import { UsageError } from '../../core/errors.ts';
-import type { Run } from '../../core/trajectory.ts';
 import { resolveEpisodeSettings } from '../../agent/episode-settings.ts';
 import { loadEnvSpec } from '../../envs/registry.ts';
 import { parseEnvOptionPairs, resolveEnvOptions } from '../../envs/options.ts';
@@ -17,8 +15,8 @@ import { rolloutSeeds } from '../../rollout/rollouts.ts';
 import { openStore } from '../../store/open.ts';
 import { makeOutput } from '../output.ts';
 import { startProgress, type Progress } from '../progress.ts';
-import { markRunFailedOnInterrupt } from '../interrupt.ts';
-import { parseSavePolicy, TrajectorySink } from '../trajectory-sink.ts';
+import { RecordedRun } from '../recorded-run.ts';
+import { parseSavePolicy } from '../trajectory-sink.ts';
 
 export interface EvalFlags {
   env: string;
@@ -88,22 +86,18 @@ export async function evalCommand(flags: EvalFlags): Promise<void> {
   const policies = await resolvePolicies(flags.policy, { spec, options, db: flags.db, baseUrl: flags.baseUrl, apiKey: flags.apiKey, tokenizer: flags.tokenizer });
 
   const store = await openStore(flags.db);
-  const run: Run = {
-    id: newId('run'),
-    kind: 'eval',
-    env: spec.name,
-    envOptions: options,
-    policy: policies.map((p) => p.name).join(', '),
-    config: { policies: policies.map((p) => p.name), episodes: flags.episodes, seed: flags.seed, concurrency: flags.concurrency, episode, answerBudgets: ownBudgets ? answerBudgets(policies) : {}, saveTrajectories: save },
-    status: 'running',
-    createdAt: nowIso(),
-    finishedAt: null,
-    summary: null,
-  };
-  await store.createRun(run);
-  const sink = new TrajectorySink(store, save);
-  // Stopped by a signal, the run keeps the trajectories played so far and says why it ended.
-  const stopHandlingInterrupts = markRunFailedOnInterrupt({ store, runId: run.id, sink });
+  const run = await RecordedRun.start(
+    store,
+    {
+      kind: 'eval',
+      env: spec.name,
+      envOptions: options,
+      policy: policies.map((p) => p.name).join(', '),
+      config: { policies: policies.map((p) => p.name), episodes: flags.episodes, seed: flags.seed, concurrency: flags.concurrency, episode, answerBudgets: ownBudgets ? answerBudgets(policies) : {}, saveTrajectories: save },
+    },
+    save,
+  );
+  const sink = run.sink;
   // One progress line per policy, replaced as the evaluation moves on.
   const bar: { current: Progress | null } = { current: null };
   try {
@@ -128,17 +122,16 @@ export async function evalCommand(flags: EvalFlags): Promise<void> {
     });
     await sink.flush();
     const result = { run: run.id, ...report, savedTrajectories: sink.savedCount };
-    await store.finishRun(run.id, { status: 'finished', finishedAt: nowIso(), summary: result });
+    await run.finish(result);
     for (const line of formatEvalReport(report)) out.line(line);
     out.line(`run ${run.id} (${sink.savedCount} trajectories stored)`);
     out.result(result);
   } catch (err) {
     bar.current?.stop();
-    await sink.flush().catch(() => undefined);
-    await store.finishRun(run.id, { status: 'failed', finishedAt: nowIso(), summary: { error: (err as Error).message } });
+    await run.fail(err);
     throw err;
   } finally {
-    stopHandlingInterrupts();
+    run.close();
     await Promise.all(policies.map((p) => p.close?.()));
     await store.close();
   }

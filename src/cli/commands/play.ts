@@ -1,6 +1,4 @@
 /** `spindle play`: plays N episodes of an env with a policy, stores the run and reports its figures. */
-import type { Run } from '../../core/trajectory.ts';
-import { newId, nowIso } from '../../core/ids.ts';
 import { UsageError } from '../../core/errors.ts';
 import { loadEnvSpec } from '../../envs/registry.ts';
 import { parseEnvOptionPairs, resolveEnvOptions } from '../../envs/options.ts';
@@ -11,8 +9,8 @@ import { formatQualityReport } from '../../rollout/quality.ts';
 import { openStore } from '../../store/open.ts';
 import { fmt, makeOutput, pct } from '../output.ts';
 import { startProgress } from '../progress.ts';
-import { markRunFailedOnInterrupt } from '../interrupt.ts';
-import { parseSavePolicy, TrajectorySink } from '../trajectory-sink.ts';
+import { RecordedRun } from '../recorded-run.ts';
+import { parseSavePolicy } from '../trajectory-sink.ts';
 import { exactValues } from '../../eval/exact-values.ts';
 import { isGroupUnscored } from '../../rewards/group-reward.ts';
 import { judgeFromFlags, withGroupParts, type JudgeFlags } from '../../rewards/judge-flags.ts';
@@ -57,22 +55,18 @@ export async function playCommand(flags: PlayFlags): Promise<void> {
   const seeds = rolloutSeeds({ count: flags.episodes / flags.groupSize, baseSeed: flags.seed });
 
   const store = await openStore(flags.db);
-  const run: Run = {
-    id: newId('run'),
-    kind: 'play',
-    env: spec.name,
-    envOptions: options,
-    policy: policy.name,
-    config: { episodes: flags.episodes, seed: flags.seed, groupSize: flags.groupSize, concurrency: flags.concurrency, episode, saveTrajectories: save, ...(judge ? { judge: { policy: judge.policy.name, weight: judge.part.weight ?? 1, rubricFile: flags.judgeRubric ?? null } } : {}) },
-    status: 'running',
-    createdAt: nowIso(),
-    finishedAt: null,
-    summary: null,
-  };
-  await store.createRun(run);
-  const sink = new TrajectorySink(store, save);
-  // Stopped by a signal, the run keeps the trajectories played so far and says why it ended.
-  const stopHandlingInterrupts = markRunFailedOnInterrupt({ store, runId: run.id, sink });
+  const run = await RecordedRun.start(
+    store,
+    {
+      kind: 'play',
+      env: spec.name,
+      envOptions: options,
+      policy: policy.name,
+      config: { episodes: flags.episodes, seed: flags.seed, groupSize: flags.groupSize, concurrency: flags.concurrency, episode, saveTrajectories: save, ...(judge ? { judge: { policy: judge.policy.name, weight: judge.part.weight ?? 1, rubricFile: flags.judgeRubric ?? null } } : {}) },
+    },
+    save,
+  );
+  const sink = run.sink;
   const progress = startProgress(`play ${spec.name} ${policy.name}`, flags.episodes);
   let returnSum = 0;
   let finished = 0;
@@ -130,7 +124,7 @@ export async function playCommand(flags: PlayFlags): Promise<void> {
       quality: s.quality,
       ...(judge ? { judge: judge.policy.name, judgeUnscoredEpisodes: judgeUnscored } : {}),
     };
-    await store.finishRun(run.id, { status: 'finished', finishedAt: nowIso(), summary: report });
+    await run.finish(report);
 
     out.line(`${spec.name} · ${policy.name} · ${flags.episodes} episodes from seed ${flags.seed}`);
     out.line(`  mean return        ${fmt(report.meanReturn)}  95% CI [${fmt(report.ci95[0])}, ${fmt(report.ci95[1])}]`);
@@ -149,11 +143,10 @@ export async function playCommand(flags: PlayFlags): Promise<void> {
     out.result(report);
   } catch (err) {
     progress.stop();
-    await sink.flush().catch(() => undefined);
-    await store.finishRun(run.id, { status: 'failed', finishedAt: nowIso(), summary: { error: (err as Error).message } });
+    await run.fail(err);
     throw err;
   } finally {
-    stopHandlingInterrupts();
+    run.close();
     await policy.close?.();
     await judge?.policy.close?.();
     await store.close();
