@@ -14,6 +14,7 @@
  * --config: a train config merged over the env's preset, under this bench's own settings (steps 0,
  * the warm start's step count).
  */
+import { parseArgs } from 'node:util';
 import { readConfigFile } from '../src/cli/config-file.ts';
 import { formatEvalReport } from '../src/cli/eval-report.ts';
 import { trainPresetOf } from '../src/envs/env.ts';
@@ -28,24 +29,18 @@ import type { BenchFigures } from './run.ts';
 
 const VALUE_FLAGS = ['env', 'env-opt', 'steps', 'seed', 'threads', 'episodes', 'config'] as const;
 type FlagName = (typeof VALUE_FLAGS)[number];
+type Flags = Partial<Record<FlagName, string[]>>;
 
-/** Every flag's values in order (--env-opt may repeat, the others may not); an unknown flag or a missing value is an error. */
-function parseFlags(args: string[]): Map<FlagName, string[]> {
-  const out = new Map<FlagName, string[]>();
-  for (let i = 0; i < args.length; i += 2) {
-    const name = args[i].startsWith('--') ? (args[i].slice(2) as FlagName) : null;
-    if (name === null || !VALUE_FLAGS.includes(name)) throw new Error(`oracle-imitation: unknown argument ${args[i]} (flags: ${VALUE_FLAGS.map((f) => `--${f}`).join(', ')}, --json)`);
-    const value = args[i + 1];
-    if (value === undefined || value.startsWith('--')) throw new Error(`--${name} needs a value`);
-    const seen = out.get(name) ?? [];
-    if (seen.length > 0 && name !== 'env-opt') throw new Error(`--${name} given twice`);
-    out.set(name, [...seen, value]);
-  }
-  return out;
+/** Every flag's values in order (--env-opt may repeat, the others may not); parseArgs refuses unknown flags and missing values. */
+function parseFlags(args: string[]): Flags {
+  const { values } = parseArgs({ args, strict: true, options: Object.fromEntries(VALUE_FLAGS.map((f) => [f, { type: 'string', multiple: true }])) });
+  const flags = values as Flags;
+  for (const name of VALUE_FLAGS) if (name !== 'env-opt' && (flags[name]?.length ?? 0) > 1) throw new Error(`--${name} given twice`);
+  return flags;
 }
 
-function intFlag(flags: Map<FlagName, string[]>, name: FlagName, fallback: number | null, min: number): number | null {
-  const text = flags.get(name)?.[0];
+function intFlag(flags: Flags, name: FlagName, fallback: number | null, min: number): number | null {
+  const text = flags[name]?.[0];
   if (text === undefined) return fallback;
   const v = Number(text);
   if (!Number.isSafeInteger(v) || v < min) throw new Error(`--${name} must be an integer ≥ ${min}, got ${text}`);
@@ -66,14 +61,14 @@ function renamed(report: EvalReport, from: string, to: string): EvalReport {
 
 export async function run(args: string[], log: (line: string) => void): Promise<BenchFigures> {
   const flags = parseFlags(args);
-  const envName = flags.get('env')?.[0];
+  const envName = flags.env?.[0];
   if (envName === undefined) throw new Error('--env is required (a built-in env name or a path to an env module)');
   const steps = intFlag(flags, 'steps', 400, 1)!;
   const seed = intFlag(flags, 'seed', 0, 0)!;
   const threads = intFlag(flags, 'threads', null, 1);
   const episodes = intFlag(flags, 'episodes', 300, 1)!;
   const spec = await loadEnvSpec(envName);
-  const options = resolveEnvOptions(spec, parseEnvOptionPairs(flags.get('env-opt') ?? []));
+  const options = resolveEnvOptions(spec, parseEnvOptionPairs(flags['env-opt'] ?? []));
   if (typeof spec.create(options).oracle !== 'function') throw new Error(`--env ${envName}: the env has no oracle to imitate`);
   // As `spindle train` builds its settings (the env's preset under the config and flags), with this
   // bench's config: no RL steps, a warm start of exactly `steps` supervised steps.
@@ -84,7 +79,7 @@ export async function run(args: string[], log: (line: string) => void): Promise<
     evalEpisodes: 1,
     warmStart: { minSteps: steps, maxSteps: steps, answerSteps: 0 },
   };
-  const configPath = flags.get('config')?.[0];
+  const configPath = flags.config?.[0];
   // Read and checked as `spindle train --config` reads it (a JSON object).
   const own = configPath === undefined ? {} : applyFlagOverrides(readConfigFile(configPath), {});
   const settings = parseTrainConfig(mergeTrainConfig(mergeTrainConfig(trainPresetOf(spec, options), own), applyFlagOverrides(config, { seed, ...(threads === null ? {} : { threads }) })));
