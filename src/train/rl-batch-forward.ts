@@ -113,15 +113,18 @@ function refLayer(p: LayerParams): LayerParams {
 
 /**
  * log p(target) at every target slot [1, K] (and the entropy of the next-token distribution when
- * asked). Consumes params and the tensors it reads (all but mask, advantages, samplingLogprobs,
+ * asked), p = softmax(logits / temperature) (default 1): the distribution the rollouts sampled
+ * from, so the policy ratio against their recorded logprobs starts at 1. Consumes params and the tensors it reads (all but mask, advantages, samplingLogprobs,
  * sequenceLengths, tokenWeights, sftMask, which the caller's loss uses).
  */
 export function rlLogprobs(
   cfg: ModelConfig,
   params: Params,
   batch: Pick<RlTensors, 'tokens' | 'targetIndex' | 'targets' | 'cos' | 'sin' | 'attnMask' | 'prefix'>,
-  options: { entropy?: boolean; materializeHeads?: boolean } = {},
+  options: { entropy?: boolean; materializeHeads?: boolean; temperature?: number } = {},
 ): { logprobs: Tensor; entropy?: Tensor } {
+  const temperature = options.temperature ?? 1;
+  if (!(Number.isFinite(temperature) && temperature > 0)) throw new Error(`rlLogprobs: temperature must be a finite number > 0, got ${temperature}`);
   const layerOptions = { materializeHeads: options.materializeHeads };
   const B = batch.tokens.shape[0];
   const embed = params['model.embed_tokens.weight'];
@@ -150,7 +153,8 @@ export function rlLogprobs(
   const [, T, d] = x.shape;
   // The barrier gives the gather's backward (a scatter) a computed cotangent, as jit requires.
   const hiddenAtTargets = gradBarrier(np.take(x.reshape([B * T, d]), batch.targetIndex, 0)).reshape([1, -1, d]);
-  const logp = nn.logSoftmax(lmHead(cfg, params, hiddenAtTargets), -1); // [1, K, V]
+  const logits = lmHead(cfg, params, hiddenAtTargets);
+  const logp = nn.logSoftmax(temperature === 1 ? logits : logits.mul(1 / temperature), -1); // [1, K, V]
   const picked = logp.ref.mul(nn.oneHot(batch.targets, cfg.vocabSize)).sum(-1);
   if (!options.entropy) {
     logp.dispose();

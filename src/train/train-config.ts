@@ -115,7 +115,11 @@ export const trainConfigSchema = z.strictObject({
       maxTurns: positiveInt.nullable().default(null),
       /** Max new tokens per answer; null: measured from the demonstrations (longest + 16). */
       maxTokens: positiveInt.nullable().default(null),
-      /** Sampling temperature of the rollouts. */
+      /**
+       * Sampling temperature of the rollouts. RL trains the policy that sampled them,
+       * softmax(logits / temperature), and the KL compares it with the reference at the same
+       * temperature (trainer-loss.ts); greedy evaluation is the same argmax at any temperature.
+       */
       temperature: z.number().gt(0).max(10).default(1),
       /**
        * Answers drawn at each decision of a dense env, the first played and the others scored beside

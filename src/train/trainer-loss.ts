@@ -32,6 +32,13 @@ export type RlStepInputs = RlTensors & {
 export interface RlLossOptions {
   /** Weight of the supervised term (default 1); read only for layouts with supervised targets. */
   sftWeight?: number;
+  /**
+   * The rollouts' sampling temperature (default 1): the loss scores softmax(logits / T), the policy
+   * that sampled them, as TRL and verl do. Scored at T = 1 instead, a rollout at T ≠ 1 would start
+   * its ratio away from 1, and the clip would cut the gradient of rare sampled tokens: at T 1.5 a
+   * dense bandit run could not train its refused answers down (docs/results.md, "Bandit").
+   */
+  temperature?: number;
 }
 
 /**
@@ -39,10 +46,10 @@ export interface RlLossOptions {
  * NLL of those targets) and sftTokens (their count).
  */
 export function rlLoss(cfg: ModelConfig, settings: LossSettings, options: RlLossOptions = {}) {
-  const sftWeight = options.sftWeight ?? 1;
+  const { sftWeight = 1, temperature = 1 } = options;
   if (!(Number.isFinite(sftWeight) && sftWeight >= 0)) throw new Error(`rlLoss: sftWeight must be a finite number ≥ 0, got ${sftWeight}`);
   return (params: Params, b: RlStepInputs): LossWithMetrics => {
-    const { logprobs, entropy } = rlLogprobs(cfg, params, b, { entropy: true });
+    const { logprobs, entropy } = rlLogprobs(cfg, params, b, { entropy: true, temperature });
     const sft = b.sftMask ? supervisedLoss(logprobs.ref, b.sftMask) : null;
     const [loss, metrics] = policyLoss(
       {
@@ -72,11 +79,11 @@ export type FrozenForward = (params: Params, b: LayoutInputs) => Tensor;
 
 /**
  * Logprobs [1, K] (the layout's target slots) of frozen weights (the reference, π_old) on a layout,
- * jitted, no gradient. The merged heads are materialised (decoderLayer's materializeHeads: it cuts
- * this forward's time ~3×).
+ * at the given temperature (default 1; the reference at the loss's), jitted, no gradient. The
+ * merged heads are materialised (decoderLayer's materializeHeads: it cuts this forward's time ~3×).
  */
-export function frozenLogprobs(cfg: ModelConfig): FrozenForward {
-  return jit((params: Params, b: LayoutInputs) => rlLogprobs(cfg, params, b, { materializeHeads: true }).logprobs) as unknown as FrozenForward;
+export function frozenLogprobs(cfg: ModelConfig, temperature = 1): FrozenForward {
+  return jit((params: Params, b: LayoutInputs) => rlLogprobs(cfg, params, b, { materializeHeads: true, temperature }).logprobs) as unknown as FrozenForward;
 }
 
 /** `forward` of `params` on a layout's tensors, both borrowed (references taken). */

@@ -291,12 +291,13 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
     // RL.
     const lossSettings = parseLossConfig(rlLossConfig(settings.loss), 'train.loss');
     const optimizer = resume?.optimizer ? AdamW.fromState(resume.optimizer) : settings.optimizer;
-    const loss = rlLoss(assets.cfg, lossSettings, { sftWeight: settings.report.mode === 'supervised' ? settings.report.weight : 1 });
+    const temperature = settings.episode.temperature;
+    const loss = rlLoss(assets.cfg, lossSettings, { sftWeight: settings.report.mode === 'supervised' ? settings.report.weight : 1, temperature });
     const weights = lora ? loraWeights(lora, loss, optimizer) : new RlWeights(assets.cfg, params, loss, optimizer, null);
     let reference: RlStepContext<O>['reference'] = null;
     if (lossSettings.klBeta > 0) {
       const refParams = toParams(referenceHost ?? loadModelFolder(join(runDir, warm?.path ?? WARM_START_PATH)).params);
-      reference = { params: refParams, forward: frozenLogprobs(assets.cfg) };
+      reference = { params: refParams, forward: frozenLogprobs(assets.cfg, temperature) };
     }
     const ctx: RlStepContext<O> = {
       spec,

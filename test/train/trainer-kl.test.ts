@@ -11,7 +11,7 @@ import { initEngine } from '../../src/model/engine.ts';
 import { openStore } from '../../src/store/open.ts';
 import { parseTrainConfig } from '../../src/train/train-config.ts';
 import { trainRun } from '../../src/train/trainer.ts';
-import { pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
+import { metricsAt, pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
 import { tempDir } from '../fixtures/temp-dir.ts';
 
 test('klBeta > 0 with a language-model warm start (no shared prefix) trains and logs the KL; loss.entropyCoef logs its bonus', async () => {
@@ -40,6 +40,36 @@ test('klBeta > 0 with a language-model warm start (no shared prefix) trains and 
     const bonus = metrics.filter((m) => m.name === 'train/entropy_bonus');
     assert.equal(bonus.length, kl.length, 'a bonus for every step that trained');
     for (const b of bonus) assert.ok(b.value > 0 && Math.abs(b.value - 0.01 * entropy.get(b.step)!) < 1e-7, `step ${b.step}: bonus ${b.value}, entropy ${entropy.get(b.step)}`);
+  } finally {
+    await outcome.policy.close();
+    await store.close();
+  }
+});
+
+test('rollouts at temperature 1.7: the loss and the reference score the tempered policy, so one update a step starts at ratio 1 and KL 0', async () => {
+  await initEngine({ threads: 1 });
+  const settings = parseTrainConfig(
+    tinyTrainConfig({
+      steps: 1,
+      groupSize: 8,
+      episode: { temperature: 1.7 },
+      loss: { klBeta: 0.1 },
+      // The step's gradients in one update: every metric is read before the weights move.
+      update: { rows: 8, rowLength: 64, accumulate: true, miniBatches: 1 },
+    }),
+  );
+  const store = await openStore(join(tempDir('spindle-kl-temperature-'), 'spindle.db'));
+  const runId = newId('run');
+  await store.createRun({ id: runId, kind: 'train', env: 'pick', envOptions: {}, policy: 'default-model', config: {}, status: 'running', createdAt: nowIso(), finishedAt: null, summary: null });
+  const outcome = await trainRun({ spec: pickSpec, options: {}, settings, store, runId, resume: null });
+  try {
+    const step = metricsAt(await store.getMetrics(runId), 1);
+    assert.equal(step['train/updates'], 1);
+    assert.ok(step['tokens/trained'] > 0, 'the step trained');
+    assert.ok(Math.abs(step['clip/ratio_mean'] - 1) < 1e-5, `ratio mean ${step['clip/ratio_mean']}`);
+    assert.equal(step['clip/frac'], 0);
+    // The policy is still the warm start, the reference: at the same temperature their KL is 0.
+    assert.ok(Math.abs(step['kl/reference']) < 1e-6, `KL to the reference ${step['kl/reference']}`);
   } finally {
     await outcome.policy.close();
     await store.close();
