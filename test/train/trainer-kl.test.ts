@@ -6,12 +6,11 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { newId, nowIso } from '../../src/core/ids.ts';
 import { initEngine } from '../../src/model/engine.ts';
 import { openStore } from '../../src/store/open.ts';
 import { parseTrainConfig } from '../../src/train/train-config.ts';
 import { trainRun } from '../../src/train/trainer.ts';
-import { metricsAt, pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
+import { metricsAt, newTrainRun, pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
 import { tempDir } from '../fixtures/temp-dir.ts';
 
 test('klBeta > 0 with a language-model warm start (no shared prefix) trains and logs the KL; loss.entropyCoef logs its bonus', async () => {
@@ -27,8 +26,7 @@ test('klBeta > 0 with a language-model warm start (no shared prefix) trains and 
     }),
   );
   const store = await openStore(join(tempDir('spindle-kl-'), 'spindle.db'));
-  const runId = newId('run');
-  await store.createRun({ id: runId, kind: 'train', env: 'pick', envOptions: {}, policy: 'default-model', config: {}, status: 'running', createdAt: nowIso(), finishedAt: null, summary: null });
+  const runId = await newTrainRun(store);
   const outcome = await trainRun({ spec: pickSpec, options: {}, settings, store, runId, resume: null });
   try {
     const metrics = await store.getMetrics(runId);
@@ -59,8 +57,7 @@ test('rollouts at temperature 1.7: the loss and the reference score the tempered
     }),
   );
   const store = await openStore(join(tempDir('spindle-kl-temperature-'), 'spindle.db'));
-  const runId = newId('run');
-  await store.createRun({ id: runId, kind: 'train', env: 'pick', envOptions: {}, policy: 'default-model', config: {}, status: 'running', createdAt: nowIso(), finishedAt: null, summary: null });
+  const runId = await newTrainRun(store);
   const outcome = await trainRun({ spec: pickSpec, options: {}, settings, store, runId, resume: null });
   try {
     const step = metricsAt(await store.getMetrics(runId), 1);
