@@ -114,8 +114,9 @@ function refLayer(p: LayerParams): LayerParams {
 /**
  * log p(target) at every target slot [1, K] (and the entropy of the next-token distribution when
  * asked), p = softmax(logits / temperature) (default 1): the distribution the rollouts sampled
- * from, so the policy ratio against their recorded logprobs starts at 1. Consumes params and the tensors it reads (all but mask, advantages, samplingLogprobs,
- * sequenceLengths, tokenWeights, sftMask, which the caller's loss uses).
+ * from, so the policy ratio against their recorded logprobs starts at 1. Consumes params and the
+ * tensors it reads (all but mask, advantages, samplingLogprobs, sequenceLengths, tokenWeights,
+ * sftMask, which the caller's loss uses).
  */
 export function rlLogprobs(
   cfg: ModelConfig,

@@ -34,9 +34,10 @@ export interface RlLossOptions {
   sftWeight?: number;
   /**
    * The rollouts' sampling temperature (default 1): the loss (its supervised term too) scores
-   * softmax(logits / T), the policy that sampled them, as TRL and verl do. Scored at T = 1 instead, a rollout at T ≠ 1 would start
-   * its ratio away from 1, and the clip would cut the gradient of rare sampled tokens: at T 1.5 a
-   * dense bandit run could not train its refused answers down (docs/results.md, "Bandit").
+   * softmax(logits / T), the policy that sampled them, as TRL and verl do. Scored at T = 1 instead,
+   * a rollout at T ≠ 1 would start its ratio away from 1, and the clip would cut the gradient of
+   * rare sampled tokens: at T 1.5 a dense bandit run could not train its refused answers down
+   * (docs/results.md, "Bandit").
    */
   temperature?: number;
 }
