@@ -140,7 +140,10 @@ export function newsvendorTrainPreset(options: Record<string, unknown>): Record<
  * regret 1.65), where at β 1 for 30 steps it handed over 5.28 (0.08). Greedy on 64 seeds: 5.63 at
  * step 0, 5.58 at 20 and 40, 6.17 at 60, 6.41 at 80, 6.44 at 100. With pulls scored by their
  * posterior mean instead of the hidden probability (this build), from the same warm start: 5.98
- * [5.67, 6.28] (0.60; run_1e8703d79b21463d, 3,514 s on two threads), no measurable change.
+ * [5.67, 6.28] (0.60; run_1e8703d79b21463d, 3,514 s on two threads), no measurable change. From
+ * that warm start β 0.03 handed over 0.57 (every decision's 8 answers tied from step ~40, so the
+ * estimator had nothing to train), and β 0.3 kept the sampled pulls at random's level for 50 steps
+ * (docs/results.md, "Bandit").
  */
 export function banditTrainPreset(options: Record<string, unknown>): Record<string, unknown> {
   return denseAtBetaTenth(options, 100);
