@@ -93,11 +93,25 @@ export function trainProgressPrinter(
             `rollout ${(m['throughput/rollout_tokens_per_s'] ?? 0).toFixed(0)} tok/s train ${(m['throughput/train_tokens_per_s'] ?? 0).toFixed(0)} tok/s ` +
             `episodes ${event.episodes} ETA ${duration((steps - event.step) * perStep)}` +
             // A step that answered illegally often enough to add the format anchor (format-anchor.ts) says so.
-            ((m['samples/format_anchor'] ?? 0) > 0 ? ` invalid ${pct(m['actions/invalid_rate'])}: format anchor` : ''),
+            ((m['samples/format_anchor'] ?? 0) > 0 ? ` invalid ${pct(m['actions/invalid_rate'])}: format anchor` : '') +
+            tiedGroups(m),
           event.step === steps,
         );
         break;
       }
     }
   };
+}
+
+/**
+ * Share of a step's groups whose answers tied at which a run is flagged: a group-relative estimator
+ * gets no signal from them, so such a step trains little beyond the KL (a bandit run at β 0.03 had
+ * 79 of 80 tied from step ~40 and stopped learning; docs/results.md, "Bandit").
+ */
+const TIED_GROUPS_FLAG = 0.9;
+
+function tiedGroups(m: Record<string, number>): string {
+  const groups = m['groups/count'] ?? 0;
+  const tied = m['groups/zero_variance'] ?? 0;
+  return groups > 0 && tied / groups >= TIED_GROUPS_FLAG ? ` tied ${tied}/${groups} groups: little to train` : '';
 }

@@ -81,3 +81,23 @@ test('off a terminal, an evaluation line does not hide the step line that follow
   assert.match(h.lines[1], /^eval at step 2: greedy return -1\.5000 \[-2\.0000, -1\.0000\], win 0\.0%, invalid 25\.0%\n$/);
   assert.match(h.lines[2], /^step 2\/10 .* ETA 13m20s\n$/);
 });
+
+test('a step whose groups nearly all tied says so: the group-relative estimator had little to train', () => {
+  const h = harness(10);
+  const withGroups = (n: number, count: number, tied: number): TrainEvent => {
+    const e = step(n, 1) as Extract<TrainEvent, { type: 'step' }>;
+    return { ...e, metrics: { ...e.metrics, 'groups/count': count, 'groups/zero_variance': tied } };
+  };
+  h.at(1_000);
+  h.print(withGroups(1, 80, 79));
+  assert.match(h.lines[0], / tied 79\/80 groups: little to train\n$/);
+  h.at(10_000);
+  h.print(withGroups(2, 80, 71)); // 89 %: not flagged
+  h.at(20_000);
+  h.print(withGroups(3, 80, 72)); // 90 %
+  h.at(30_000);
+  h.print(withGroups(4, 0, 0)); // a step with no groups (every episode failed) is not "tied"
+  assert.doesNotMatch(h.lines[1], /tied/);
+  assert.match(h.lines[2], / tied 72\/80 groups/);
+  assert.doesNotMatch(h.lines[3], /tied/);
+});
