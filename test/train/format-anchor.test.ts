@@ -15,7 +15,7 @@ import { parseTrainConfig } from '../../src/train/train-config.ts';
 import { trainRun, WARM_START_PATH } from '../../src/train/trainer.ts';
 import { loadWarmStartSource } from '../../src/train/warm-start-reuse.ts';
 import { tempDir } from '../fixtures/temp-dir.ts';
-import { newTrainRun, pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
+import { learnedWarmStart, newTrainRun, pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
 
 before(async () => {
   await initEngine({ threads: 1 });
@@ -76,7 +76,7 @@ test('a run whose answers all turned malformed: the anchor restores the format, 
   const base = tinyTrainConfig({
     steps: 0,
     evalEvery: 1000,
-    warmStart: { maxSteps: 40, batchSize: 16, demoEpisodes: 60, checkEvery: 20, checkEpisodes: 16, optimizer: { lr: 2e-2, warmupSteps: 5 } },
+    warmStart: learnedWarmStart,
   });
   const store = await openStore(join(tempDir('spindle-anchor-'), 'spindle.db'));
   try {

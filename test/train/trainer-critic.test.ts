@@ -14,7 +14,7 @@ import { loadTrainCheckpoint } from '../../src/train/checkpoint-io.ts';
 import { parseTrainConfig } from '../../src/train/train-config.ts';
 import { trainRun } from '../../src/train/trainer.ts';
 import { parseTrainerState } from '../../src/train/trainer-state.ts';
-import { metricsAt, newTrainRun, pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
+import { learnedWarmStart, metricsAt, newTrainRun, pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
 import { tempDir } from '../fixtures/temp-dir.ts';
 
 let dir: string;
@@ -35,7 +35,7 @@ const settings = parseTrainConfig(
     steps: 4,
     checkpointEvery: 2,
     // A warm start long enough that most answers are legal picks (as trainer-dense.test.ts).
-    warmStart: { maxSteps: 40, batchSize: 16, demoEpisodes: 60, checkEvery: 20, checkEpisodes: 16, optimizer: { lr: 2e-2, warmupSteps: 5 } },
+    warmStart: learnedWarmStart,
     batchSeeds: 8,
     advantage: { estimator: 'critic', minVisits: 1 },
   }),

@@ -14,7 +14,7 @@ import { trainRun } from '../../src/train/trainer.ts';
 import { loadTrainCheckpoint } from '../../src/train/checkpoint-io.ts';
 import { parseTrainerState } from '../../src/train/trainer-state.ts';
 import { kellySpec } from '../../src/envs/kelly/spec.ts';
-import { densePickSpec, newTrainRun, pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
+import { densePickSpec, learnedWarmStart, newTrainRun, pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
 import { tempDir } from '../fixtures/temp-dir.ts';
 
 let store: Store;
@@ -33,7 +33,7 @@ const newRun = () => newTrainRun(store, 'pick-dense');
 const dense = {
   steps: 2,
   // A warm start long enough that most answers are legal picks (as trainer-run.test.ts).
-  warmStart: { maxSteps: 40, batchSize: 16, demoEpisodes: 60, checkEvery: 20, checkEpisodes: 16, optimizer: { lr: 2e-2, warmupSteps: 5 } },
+  warmStart: learnedWarmStart,
   groupSize: 1,
   batchSeeds: 8,
   episode: { decisionSamples: 4 },

@@ -67,6 +67,9 @@ export const pickSpec: EnvSpec<Record<string, never>> = {
 /** The pick env as a dense env: it scores every legal pick (actionRewards). */
 export const densePickSpec: EnvSpec<Record<string, never>> = { ...pickSpec, name: 'pick-dense', kind: 'dense', create: () => new PickEnv('dense') };
 
+/** A warm start long enough for the tiny model to learn the pick env's answer format (it passes its format check). */
+export const learnedWarmStart = { maxSteps: 40, batchSize: 16, demoEpisodes: 60, checkEvery: 20, checkEpisodes: 16, optimizer: { lr: 2e-2, warmupSteps: 5 } };
+
 /** A tiny model and budgets small enough for a unit test (threads 1). */
 export function tinyTrainConfig(extra: TrainConfig = {}): TrainConfig {
   return {

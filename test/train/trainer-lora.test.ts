@@ -15,7 +15,7 @@ import { LORA_ADAPTERS_FILE, loadModelFolder, loadTrainCheckpoint } from '../../
 import { parseTrainConfig, type TrainSettings } from '../../src/train/train-config.ts';
 import { trainRun, WARM_START_PATH } from '../../src/train/trainer.ts';
 import { parseTrainerState } from '../../src/train/trainer-state.ts';
-import { metricsAt, newTrainRun, pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
+import { learnedWarmStart, metricsAt, newTrainRun, pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
 import { tempDir } from '../fixtures/temp-dir.ts';
 
 const settings: TrainSettings = parseTrainConfig(
@@ -23,7 +23,7 @@ const settings: TrainSettings = parseTrainConfig(
     steps: 2,
     checkpointEvery: 1,
     weightAverage: { from: null },
-    warmStart: { maxSteps: 40, batchSize: 16, demoEpisodes: 60, checkEvery: 20, checkEpisodes: 16, optimizer: { lr: 2e-2, warmupSteps: 5 } },
+    warmStart: learnedWarmStart,
     optimizer: { lr: 1e-2, warmupSteps: 0 },
     loss: { klBeta: 0.5 },
     lora: { r: 2, alpha: 4, targetModules: ['q_proj', 'v_proj', 'down_proj'] },

@@ -14,7 +14,7 @@ import { loadTrainCheckpoint } from '../../src/train/checkpoint-io.ts';
 import { parseTrainConfig, resetsReferenceAfter, type TrainSettings } from '../../src/train/train-config.ts';
 import { trainRun, type TrainOutcome } from '../../src/train/trainer.ts';
 import { parseTrainerState } from '../../src/train/trainer-state.ts';
-import { metricsAt, newTrainRun, pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
+import { learnedWarmStart, metricsAt, newTrainRun, pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
 import { tempDir } from '../fixtures/temp-dir.ts';
 
 const settings: TrainSettings = parseTrainConfig(
@@ -22,7 +22,7 @@ const settings: TrainSettings = parseTrainConfig(
     steps: 4,
     checkpointEvery: 1,
     weightAverage: { from: null },
-    warmStart: { maxSteps: 40, batchSize: 16, demoEpisodes: 60, checkEvery: 20, checkEpisodes: 16, optimizer: { lr: 2e-2, warmupSteps: 5 } },
+    warmStart: learnedWarmStart,
     optimizer: { lr: 3e-3, warmupSteps: 0 },
     loss: { klBeta: 1, referenceResetEvery: 2 },
   }),
@@ -32,8 +32,6 @@ let dir: string;
 let store: Store;
 let runA: string;
 let outcome: TrainOutcome;
-
-
 
 before(async () => {
   await initEngine({ threads: 1 });

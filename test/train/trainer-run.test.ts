@@ -17,7 +17,7 @@ import { parseTrainConfig, type TrainSettings } from '../../src/train/train-conf
 import { trainRun, type TrainOutcome } from '../../src/train/trainer.ts';
 import { finalEvaluation } from '../../src/train/trainer-final.ts';
 import { parseTrainerState } from '../../src/train/trainer-state.ts';
-import { metricsAt, newTrainRun, pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
+import { learnedWarmStart, metricsAt, newTrainRun, pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
 import { tempDir } from '../fixtures/temp-dir.ts';
 
 const settings: TrainSettings = parseTrainConfig(
@@ -25,7 +25,7 @@ const settings: TrainSettings = parseTrainConfig(
     steps: 3,
     checkpointEvery: 2,
     evalEvery: 2,
-    warmStart: { maxSteps: 40, batchSize: 16, demoEpisodes: 60, checkEvery: 20, checkEpisodes: 16, optimizer: { lr: 2e-2, warmupSteps: 5 } },
+    warmStart: learnedWarmStart,
     optimizer: { lr: 1e-3 },
   }),
 );
@@ -34,8 +34,6 @@ let dir: string;
 let store: Store;
 let runA: string;
 let outcome: TrainOutcome;
-
-
 
 before(async () => {
   await initEngine({ threads: 1 });

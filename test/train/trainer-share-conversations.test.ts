@@ -17,7 +17,7 @@ import type { Store } from '../../src/store/store.ts';
 import { parseTrainConfig } from '../../src/train/train-config.ts';
 import { trainRun } from '../../src/train/trainer.ts';
 import { tempDir } from '../fixtures/temp-dir.ts';
-import { metricsAt, newTrainRun, tinyTrainConfig } from './trainer-fixtures.ts';
+import { learnedWarmStart, metricsAt, newTrainRun, tinyTrainConfig } from './trainer-fixtures.ts';
 
 const PICK: ToolSpec = {
   name: 'pick',
@@ -98,7 +98,7 @@ async function firstStep(shareConversations: boolean): Promise<Record<string, nu
       episode: { decisionSamples: 4 },
       advantage: { estimator: 'dense' },
       // A warm start long enough that most answers are legal picks (as trainer-dense.test.ts).
-      warmStart: { maxSteps: 40, batchSize: 16, demoEpisodes: 60, checkEvery: 20, checkEpisodes: 16, optimizer: { lr: 2e-2, warmupSteps: 5 } },
+      warmStart: learnedWarmStart,
       update: { rows: 8, rowLength: 128, shareConversations },
     }),
   );

@@ -15,7 +15,7 @@ import { loadModelFolder } from '../../src/train/checkpoint-io.ts';
 import { parseTrainConfig, type TrainSettings } from '../../src/train/train-config.ts';
 import { trainRun, WARM_START_PATH, type TrainOutcome } from '../../src/train/trainer.ts';
 import { loadInitSource, loadWarmStartSource, WARM_START_RECORD_FILE } from '../../src/train/warm-start-reuse.ts';
-import { metricsAt, newTrainRun, pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
+import { learnedWarmStart, metricsAt, newTrainRun, pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
 import { tempDir } from '../fixtures/temp-dir.ts';
 
 // Row length measured from the demonstrations and a KL to the warm start: both must come from the record.
@@ -24,7 +24,7 @@ const settings: TrainSettings = parseTrainConfig(
     steps: 2,
     evalEvery: 2,
     checkpointEvery: 2,
-    warmStart: { maxSteps: 40, batchSize: 16, demoEpisodes: 60, checkEvery: 20, checkEpisodes: 16, optimizer: { lr: 2e-2, warmupSteps: 5 } },
+    warmStart: learnedWarmStart,
     update: { rows: 8, rowLength: null },
     loss: { klBeta: 0.5 },
     optimizer: { lr: 3e-3 },

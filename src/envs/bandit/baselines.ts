@@ -16,7 +16,7 @@ export const banditBaselines: Record<string, EnvBaseline> = {
       return legalActionWhere(view, 'greedy', (a) => a.arguments.arm === arm + 1, `pulling arm ${arm + 1}`);
     },
   },
-  // Greedy in what actionRewards() scores: the policy the dense estimator trains toward, so the dense preset's ceiling.
+  // Greedy in what actionRewards() scores: the optimum of the dense estimator's per-decision objective.
   'posterior-mean': {
     description: 'pull the arm with the highest posterior mean payout (s + 1) / (n + 2) so far (the lowest-numbered of equals): the myopic optimum',
     choose(view) {
