@@ -143,8 +143,8 @@ export function newsvendorTrainPreset(options: Record<string, unknown>): Record<
  * [5.67, 6.28] (0.60; run_1e8703d79b21463d, 3,514 s on two threads), no measurable change. From
  * that warm start β 0.03 handed over 0.57 (every decision's 8 answers tied from step ~40, so the
  * estimator had nothing to train), β 0.3 kept the sampled pulls at random's level for 50 steps, and
- * 16 answers a decision (no slower a step) gave the same greedy returns at steps 40 and 60
- * (docs/results.md, "Bandit").
+ * 16 answers a decision (no slower a step) gave the same greedy returns at steps 40 and 60, and
+ * sampling temperature 1.5 (rollouts scored at it) handed over −0.03 (docs/results.md, "Bandit").
  */
 export function banditTrainPreset(options: Record<string, unknown>): Record<string, unknown> {
   return denseAtBetaTenth(options, 100);
