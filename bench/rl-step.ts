@@ -6,7 +6,8 @@
  * forward, rlLoss (clipped ratio, k3 to the reference, entropy) and ParamTrainer's gradient
  * accumulation, as `spindle train` runs the dense preset. Synthetic samples in the bandit's shape
  * (a 32-token system turn, then 440 tokens of the decision's own prompt and 8 answers of 11 tokens,
- * in rows of 544 behind the system turn), so it needs no stored run. The language-model step of the same model is `model-train`.
+ * in rows of 544 behind the system turn), so it needs no stored run. The language-model step of the
+ * same model is `model-train`.
  * usage: npm run bench -- rl-step [--json] [--threads 2] [--decisions 40] [--prompt 440]
  *        [--answers 8] [--length 544] [--passes 2]
  */

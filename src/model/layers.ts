@@ -132,9 +132,9 @@ function causalChunkedAttention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | 
     const last = t1 === T;
     // The chunk's queries in a buffer of their own. Left a slice, the RL layouts' forward
     // (rl-batch-forward.ts) had jit index the folded query group by a division over the score
-    // matmul's reduction axis, which loses its SIMD loop: 100-125 ms a call instead of 5-8 ms on the
-    // bandit's 3 rows of 544 (one thread), and a bandit RL step trained in 24-32 s instead of 16-21 s
-    // at two threads (docs/results.md, "Training speed on long rows").
+    // matmul's reduction axis, which loses its SIMD loop: a median of 126 ms a call instead of 5-8 ms
+    // on the bandit's 3 rows of 544 (one thread), and a bandit RL step trained in 24-32 s instead of
+    // 16-21 s at two threads (docs/results.md, "Training speed on long rows").
     const qc = materialize(q.ref.slice([], [], [t0, t1], []));
     const kc = (last ? k : k.ref).slice([], [], [0, keys], []);
     const vc = (last ? v : v.ref).slice([], [], [0, keys], []);
