@@ -13,7 +13,7 @@ import { resolvePolicy } from '../src/policy/resolve.ts';
 import '../src/policy/run-checkpoint-register.ts';
 import { judgeAnswer, tableStateMessages } from '../src/train/greedy-table.ts';
 import { blackjackTableStates } from '../src/train/greedy-table-states.ts';
-import { flag } from './flags.ts';
+import { flag, positiveIntFlag } from './flags.ts';
 import type { BenchFigures } from './run.ts';
 
 const DEALER_CARDS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
@@ -23,8 +23,7 @@ export async function run(args: string[], log: (line: string) => void): Promise<
   const name = flag(args, 'policy', '');
   if (!name) throw new Error('--policy is required (e.g. run:RUN or model:DIR)');
   const db = flag(args, 'db', '') || undefined;
-  const samples = Number(flag(args, 'samples', '200'));
-  if (!Number.isSafeInteger(samples) || samples < 1) throw new Error(`--samples must be a positive integer, got ${samples}`);
+  const samples = positiveIntFlag(args, 'samples', 200);
   await initEngine({ threads: 1 });
   const options = blackjackSpec.options.parse({});
   const policy = await resolvePolicy(name, { spec: blackjackSpec, options, db });

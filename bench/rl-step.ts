@@ -20,17 +20,11 @@ import { parseLossConfig } from '../src/train/loss-config.ts';
 import { LayoutShapes, type LayoutSample } from '../src/train/rl-batch.ts';
 import { rlTensors } from '../src/train/rl-batch-forward.ts';
 import { frozenLogprobs, logprobsOnLayout, rlLoss, type RlStepInputs } from '../src/train/trainer-loss.ts';
-import { flag } from './flags.ts';
+import { positiveIntFlag } from './flags.ts';
 import type { BenchFigures } from './run.ts';
 
 const SYSTEM_TOKENS = 32;
 const ANSWER_TOKENS = 11;
-
-function positiveInt(args: string[], name: string, fallback: number): number {
-  const value = Number(flag(args, name, String(fallback)));
-  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer, got ${flag(args, name, '')}`);
-  return value;
-}
 
 /** Decisions of `answers` answers each behind their own prompt, all behind one system turn. */
 function decisionSamples(decisions: number, promptTokens: number, answers: number, vocab: number, rng: Rng): LayoutSample[] {
@@ -55,12 +49,12 @@ function decisionSamples(decisions: number, promptTokens: number, answers: numbe
 }
 
 export async function run(args: string[], log: (line: string) => void): Promise<BenchFigures> {
-  const threads = positiveInt(args, 'threads', 2);
-  const decisions = positiveInt(args, 'decisions', 40);
-  const promptTokens = positiveInt(args, 'prompt', 440);
-  const answers = positiveInt(args, 'answers', 8);
-  const length = positiveInt(args, 'length', 544);
-  const passes = positiveInt(args, 'passes', 2);
+  const threads = positiveIntFlag(args, 'threads', 2);
+  const decisions = positiveIntFlag(args, 'decisions', 40);
+  const promptTokens = positiveIntFlag(args, 'prompt', 440);
+  const answers = positiveIntFlag(args, 'answers', 8);
+  const length = positiveIntFlag(args, 'length', 544);
+  const passes = positiveIntFlag(args, 'passes', 2);
   await initEngine({ threads });
   const cfg = { ...DEFAULT_MODEL_CONFIG, maxPositionEmbeddings: Math.max(DEFAULT_MODEL_CONFIG.maxPositionEmbeddings, SYSTEM_TOKENS + length + 1) };
   const samples = decisionSamples(decisions, promptTokens, answers, cfg.vocabSize, new Rng(1, 0xbe7c));

@@ -9,7 +9,7 @@ import type { MetricPoint } from '../src/core/trajectory.ts';
 import { trainPresetOf } from '../src/envs/env.ts';
 import { loadEnvSpec } from '../src/envs/registry.ts';
 import { mergeTrainConfig, parseTrainConfig, type TrainConfig } from '../src/train/train-config.ts';
-import { flag } from './flags.ts';
+import { flag, positiveIntFlag } from './flags.ts';
 import { tempTrainRun } from './temp-train-run.ts';
 import type { BenchFigures } from './run.ts';
 
@@ -19,8 +19,7 @@ function sum(metrics: readonly MetricPoint[], name: string, from = 1): number {
 
 export async function run(args: string[], log: (line: string) => void): Promise<BenchFigures> {
   const envName = flag(args, 'env', 'blackjack');
-  const steps = Number(flag(args, 'steps', '10'));
-  if (!Number.isSafeInteger(steps) || steps < 1) throw new Error(`--steps must be a positive integer, got ${steps}`);
+  const steps = positiveIntFlag(args, 'steps', 10);
   const overrides = JSON.parse(flag(args, 'config', '{}')) as TrainConfig;
   const threadsFlag = flag(args, 'threads', '');
   const spec = await loadEnvSpec(envName);
