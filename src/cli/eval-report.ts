@@ -42,7 +42,10 @@ export function formatEvalReport(report: EvalReport): string[] {
   if (scored) lines.push('(normalised: (policy − random) / (oracle − random), on exact returns where all three have one, else on sampled means)');
   for (const p of report.policies) {
     const extra: string[] = [];
-    if (p.failed > 0) extra.push(`${p.failed} episodes failed (${Object.entries(p.failureReasons).map(([r, n]) => `${r} x${n}`).join(', ')})`);
+    if (p.failed > 0) {
+      const reasons = Object.entries(p.failureReasons).map(([r, n]) => `${r} x${n}`).join(', ');
+      extra.push(`${p.failed} of ${p.episodes} episodes failed (${reasons}); its figures are over the other ${p.episodes - p.failed}`);
+    }
     if (p.truncated > 0) extra.push(`${p.truncated} episodes truncated`);
     const greedy = p.greedyTable;
     if (greedy) {

@@ -46,5 +46,11 @@ export interface Policy {
   countTokens?(messages: Message[], tools: ToolSpec[]): number;
   /** The exact action distribution at a decision, for policies that have one (exact evaluation). */
   distribution?(view: DecisionView): ActionDistribution;
+  /**
+   * Frees what it cached from earlier requests (an embedded model's prompt and sequence caches, up
+   * to 256 MiB each). evaluatePolicies calls it once a policy has played, so policies evaluated one
+   * after another share jax-js's 4 GiB instead of each keeping its caches until the end.
+   */
+  clearCaches?(): void;
   close?(): Promise<void>;
 }

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { resolveEpisodeSettings } from '../../src/agent/episode-settings.ts';
+import { BlackjackEnv } from '../../src/envs/blackjack/env.ts';
 import { blackjackSpec } from '../../src/envs/blackjack/spec.ts';
 import { nimSpec } from '../../src/envs/nim/spec.ts';
 import { formatEvalReport } from '../../src/cli/eval-report.ts';
@@ -92,6 +93,56 @@ test('an LLM-like policy on blackjack is valued by its greedy table, which its g
   assert.equal(p.greedyTable!.agreement.checked, true);
   assert.equal(p.greedyTable!.agreement.agrees, inside);
   assert.equal(p.greedyTable!.agreement.agrees, true, p.greedyTable!.agreement.message);
+});
+
+test("each policy's caches are cleared once it has played (its greedy table included), before the next one starts", async () => {
+  const log: string[] = [];
+  const note = (entry: string) => {
+    if (log.at(-1) !== entry) log.push(entry);
+  };
+  const cached = (name: string) => {
+    const policy = textPolicy(name, (hand) => {
+      note(`${name} plays`);
+      return hand.playerSum >= 17 ? 'stick' : 'hit';
+    });
+    return Object.assign(policy, { clearCaches: () => log.push(`${name} cleared`) });
+  };
+  const [a, b] = [cached('a'), cached('b')];
+  await evaluatePolicies({
+    spec: blackjackSpec,
+    options,
+    policies: [a, b],
+    seeds: seeds(20),
+    episode: resolveEpisodeSettings({ temperature: 0, maxTokens: 16 }),
+  });
+  // Every request of a (its 20 episodes and the 280 states of its greedy table) came before its clear.
+  assert.deepEqual(log, ['a plays', 'a cleared', 'b plays', 'b cleared']);
+  assert.ok(a.requests.length >= 20 + 280, `a answered ${a.requests.length} requests`);
+});
+
+test('a policy failing on some seeds: the report counts the failed episodes and says its figures are over the rest', async () => {
+  // Fails on every deal whose first hand sums to 12 or less (counted below from the env's deals).
+  const flaky = textPolicy('flaky', (hand) => {
+    if (hand.playerSum <= 12) throw new RangeError('Allocation exceeds the 4 GiB memory32 limit');
+    return 'stick';
+  });
+  const report = await evaluatePolicies({
+    spec: blackjackSpec,
+    options,
+    policies: [flaky, stickAtPolicy(12)],
+    seeds: seeds(40),
+    episode: resolveEpisodeSettings({ temperature: 0, maxTokens: 16 }),
+  });
+  const [p] = report.policies;
+  const env = new BlackjackEnv(options);
+  const low = seeds(40).filter((seed) => Number(/\(sum (\d+)/.exec(env.reset(seed).observation)![1]) <= 12).length;
+  assert.equal(p.failed, low);
+  assert.ok(low > 0 && low < 40);
+  const lines = formatEvalReport(report);
+  assert.ok(
+    lines.includes(`    ${low} of 40 episodes failed (policy 'flaky' failed: Allocation exceeds the 4 GiB memory32 limit x${low}); its figures are over the other ${40 - low}`),
+    lines.join('\n'),
+  );
 });
 
 test('greedy play that depends on the conversation, not the state, is reported as disagreeing with the table', async () => {
