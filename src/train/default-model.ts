@@ -10,6 +10,7 @@ import { ChatTemplate } from '../model/chat-template.ts';
 import type { ModelConfig } from '../model/config.ts';
 import { initHostParams, type HostParams } from '../model/params.ts';
 import { trainDefaultTokenizer } from '../model/tokenizer/default-tokenizer.ts';
+import type { DigitSplit } from '../model/tokenizer/tokenizer-json.ts';
 import { tokenizerFromJson, type Tokenizer } from '../model/tokenizer/tokenizer.ts';
 import { DEFAULT_MODEL_CHAT_TEMPLATE } from './default-model-template.ts';
 import { buildTokenizerCorpus } from './tokenizer-corpus.ts';
@@ -33,6 +34,8 @@ export interface ModelAssets {
 /** Size overrides of the default architecture (tests use a tiny one); vocabSize caps the tokenizer. */
 export interface DefaultModelShape {
   vocabSize: number;
+  /** How the tokenizer cuts numbers (default 'runs'). */
+  digits?: DigitSplit;
   hiddenSize?: number;
   intermediateSize?: number;
   numLayers?: number;
@@ -94,7 +97,7 @@ export async function createDefaultModel<O extends Record<string, unknown>>(inpu
     seed: input.seed,
     template: DEFAULT_MODEL_CHAT_TEMPLATE,
   });
-  const trained = trainDefaultTokenizer(texts, { vocabSize: input.shape.vocabSize });
+  const trained = trainDefaultTokenizer(texts, { vocabSize: input.shape.vocabSize, digits: input.shape.digits });
   const files = { ...trained, tokenizerConfig: { ...trained.tokenizerConfig, chat_template: DEFAULT_MODEL_CHAT_TEMPLATE } };
   const tokenizer = tokenizerFromJson(files.tokenizerJson, files.tokenizerConfig, 'default tokenizer');
   if (tokenizer.eosTokenId === null) throw new Error('default tokenizer: no end-of-turn token');
@@ -107,7 +110,7 @@ export async function createDefaultModel<O extends Record<string, unknown>>(inpu
     tokens += n;
     longestText = Math.max(longestText, n);
   }
-  const { vocabSize: _cap, ...sizes } = input.shape;
+  const { vocabSize: _cap, digits: _digits, ...sizes } = input.shape;
   const base = defaultModelConfigFor({ vocabSize: paddedVocab(tokenizer.vocabSize), eosTokenIds: [tokenizer.eosTokenId], bosTokenId: null });
   const cfg: ModelConfig = {
     ...base,

@@ -24,6 +24,8 @@ export const modelShapeSchema = z.strictObject({
   vocabSize: z.number().int().min(300).max(65535).default(2048),
   /** Random episodes played to build the tokenizer's corpus. */
   corpusEpisodes: positiveInt.default(200),
+  /** How the tokenizer cuts numbers: 'runs' of up to three digits (the default) or 'single' digits (tokenizer-json.ts). */
+  digits: z.enum(['runs', 'single']).default('runs'),
   hiddenSize: positiveInt.optional(),
   intermediateSize: positiveInt.optional(),
   numLayers: positiveInt.optional(),

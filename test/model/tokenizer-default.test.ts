@@ -134,3 +134,17 @@ test('numbers are pre-tokenized in runs of up to three digits with one leading s
   const ids = tokenizer.encode('sum 16');
   assert.deepEqual(ids.map((id) => tokenizer.decode([id])), ['sum', ' 16']);
 });
+
+test("digits 'single': every digit is its own pre-token (the first keeps the space), and the trained tokenizer never joins two", async () => {
+  const { byteLevelPreTokenizer } = await import('../../src/model/tokenizer/tokenizer-json.ts');
+  const split = byteLevelPreTokenizer([], 'single');
+  assert.deepEqual(split('p 0.63, b 12.'), ['p', 'Ġ0', '.', '6', '3', ',', 'Ġb', 'Ġ1', '2', '.']);
+  const corpus = Array.from({ length: 20 }, () => 'A bet wins with probability 0.63 and then pays 1.5 times the stake; 0.63 again.');
+  const single = trainDefaultTokenizer(corpus, { vocabSize: 300, digits: 'single' });
+  const tokenizer = tokenizerFromJson(single.tokenizerJson, single.tokenizerConfig);
+  const pieces = (t: typeof tokenizer, text: string) => t.encode(text).map((id) => t.decode([id]));
+  assert.deepEqual(pieces(tokenizer, ' 0.63 pays 1.5'), [' 0', '.', '6', '3', ' pay', 's', ' 1', '.', '5']);
+  // The default keeps the runs: "63" is one token there.
+  const runs = tokenizerFromJson(trainDefaultTokenizer(corpus, { vocabSize: 300 }).tokenizerJson, single.tokenizerConfig);
+  assert.deepEqual(pieces(runs, ' 0.63 pays 1.5'), [' 0', '.', '63', ' pay', 's', ' 1', '.', '5']);
+});

@@ -1,12 +1,14 @@
 /**
  * The default model's context follows the env: the architecture's 1,024 unless the env's random
- * episodes need more (kelly's ten turns are ~1,260 tokens), and a configured length always wins.
+ * episodes need more (kelly's ten turns are ~1,260 tokens), and a configured length always wins;
+ * its tokenizer cuts numbers as `model.digits` says.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { kellySpec } from '../../src/envs/kelly/spec.ts';
 import { blackjackSpec } from '../../src/envs/blackjack/spec.ts';
 import { createDefaultModel, defaultContextLength } from '../../src/train/default-model.ts';
+import { trainConfigSchema } from '../../src/train/train-config.ts';
 
 const tiny = { vocabSize: 400, hiddenSize: 32, intermediateSize: 64, numLayers: 1, numHeads: 2, numKvHeads: 1, headDim: 16 };
 
@@ -33,5 +35,19 @@ describe('default model context', () => {
     assert.equal(blackjack.assets.cfg.maxPositionEmbeddings, 1024);
     const kelly = await createDefaultModel({ spec: kellySpec, options: kellySpec.options.parse({}), seed: 1, corpusEpisodes: 6, shape: { ...tiny, maxPositionEmbeddings: 512 } });
     assert.equal(kelly.assets.cfg.maxPositionEmbeddings, 512);
+  });
+
+  it("model.digits reaches the tokenizer: 'single' cuts each digit of kelly's numbers, the default keeps runs", async () => {
+    const make = (digits?: 'runs' | 'single') =>
+      createDefaultModel({ spec: kellySpec, options: kellySpec.options.parse({}), seed: 1, corpusEpisodes: 6, shape: { ...tiny, digits } });
+    const [single, runs] = await Promise.all([make('single'), make()]);
+    const multiDigit = (model: typeof single) => {
+      const t = model.assets.tokenizer;
+      return Array.from({ length: t.vocabSize }, (_, id) => t.decode([id])).filter((text) => /\d\d/.test(text));
+    };
+    assert.deepEqual(multiDigit(single), []);
+    assert.ok(multiDigit(runs).length > 0, 'the default learns tokens of several digits');
+    assert.deepEqual(single.assets.tokenizer.encode(' 0.63').map((id) => single.assets.tokenizer.decode([id])), [' 0', '.', '6', '3']);
+    assert.throws(() => trainConfigSchema.parse({ model: { digits: 'pairs' } }), /digits/);
   });
 });

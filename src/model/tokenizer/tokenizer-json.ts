@@ -13,9 +13,16 @@ import { BYTE_TO_CHAR } from './byte-level.ts';
  * instead of going digit by digit. A from-scratch model then reads " 16" as one token BPE can
  * learn, whose identity alone says it is a number at this place, not "1" then "6" it must first
  * learn to combine (measured on Blackjack, whose decision depends on the hand's sum).
+ * `digits: 'single'` cuts every digit on its own instead (the first with its leading space), so a
+ * number's tokens are ten digits shared by every number, in place of up to a thousand runs each
+ * learned alone.
  */
-export const SPLIT_REGEX =
-  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+| ?\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+export type DigitSplit = 'runs' | 'single';
+
+export function splitRegex(digits: DigitSplit = 'runs'): string {
+  const number = digits === 'single' ? ' ?\\p{N}' : ' ?\\p{N}{1,3}';
+  return `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|${number}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`;
+}
 
 export interface AddedTokenSpec {
   content: string;
@@ -31,18 +38,18 @@ export interface ByteLevelBpeModel {
 
 const BYTE_LEVEL = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false };
 
-function preTokenizerConfig(): Record<string, unknown> {
+function preTokenizerConfig(digits: DigitSplit): Record<string, unknown> {
   return {
     type: 'Sequence',
     pretokenizers: [
-      { type: 'Split', pattern: { Regex: SPLIT_REGEX }, behavior: 'Isolated', invert: false },
+      { type: 'Split', pattern: { Regex: splitRegex(digits) }, behavior: 'Isolated', invert: false },
       BYTE_LEVEL,
     ],
   };
 }
 
 /** The full tokenizer.json object; added tokens take the ids after the model's tokens. */
-export function byteLevelBpeTokenizerJson(model: ByteLevelBpeModel, added: readonly AddedTokenSpec[]): Record<string, unknown> {
+export function byteLevelBpeTokenizerJson(model: ByteLevelBpeModel, added: readonly AddedTokenSpec[], digits: DigitSplit = 'runs'): Record<string, unknown> {
   const vocab: Record<string, number> = {};
   model.tokens.forEach((token, id) => (vocab[token] = id));
   return {
@@ -59,7 +66,7 @@ export function byteLevelBpeTokenizerJson(model: ByteLevelBpeModel, added: reado
       special: token.special,
     })),
     normalizer: null,
-    pre_tokenizer: preTokenizerConfig(),
+    pre_tokenizer: preTokenizerConfig(digits),
     post_processor: { ...BYTE_LEVEL },
     decoder: { ...BYTE_LEVEL },
     model: {
@@ -81,8 +88,8 @@ export function byteLevelBpeTokenizerJson(model: ByteLevelBpeModel, added: reado
  * Splits text into byte-level pre-tokens exactly as the loaded tokenizer will (same library, same
  * config), with added tokens cut out first so they never take part in merges.
  */
-export function byteLevelPreTokenizer(added: readonly AddedTokenSpec[]): (text: string) => string[] {
-  const skeleton = new HfTokenizer(byteLevelBpeTokenizerJson({ tokens: [...BYTE_TO_CHAR], merges: [] }, []), {});
+export function byteLevelPreTokenizer(added: readonly AddedTokenSpec[], digits: DigitSplit = 'runs'): (text: string) => string[] {
+  const skeleton = new HfTokenizer(byteLevelBpeTokenizerJson({ tokens: [...BYTE_TO_CHAR], merges: [] }, [], digits), {});
   const pre = skeleton.pre_tokenizer;
   if (!pre) throw new Error('byte-level tokenizer has no pre-tokenizer');
   const escaped = added.map((t) => t.content.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));

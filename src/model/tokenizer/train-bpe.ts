@@ -5,7 +5,7 @@
  */
 import { UsageError } from '../../core/errors.ts';
 import { BYTE_TO_CHAR, CHAR_TO_BYTE } from './byte-level.ts';
-import { byteLevelBpeTokenizerJson, byteLevelPreTokenizer, type AddedTokenSpec, type ByteLevelBpeModel } from './tokenizer-json.ts';
+import { byteLevelBpeTokenizerJson, byteLevelPreTokenizer, type AddedTokenSpec, type ByteLevelBpeModel, type DigitSplit } from './tokenizer-json.ts';
 
 export interface TrainBpeOptions {
   /** Total vocabulary: 256 bytes + merges + added tokens (default 2048). */
@@ -14,6 +14,8 @@ export interface TrainBpeOptions {
   maxTokenBytes?: number;
   /** A pair must occur at least this often to be merged (default 2). */
   minFrequency?: number;
+  /** How the pre-tokenizer cuts numbers (tokenizer-json.ts; default 'runs' of up to three digits). */
+  digits?: DigitSplit;
   addedTokens: readonly AddedTokenSpec[];
 }
 
@@ -44,7 +46,7 @@ export function trainByteLevelBpe(corpus: Iterable<string>, options: TrainBpeOpt
   }
   if (!Number.isInteger(maxBytes) || maxBytes < 1) throw new UsageError(`maxTokenBytes must be a positive integer, got ${maxBytes}`);
 
-  const counts = countWords(corpus, byteLevelPreTokenizer(options.addedTokens));
+  const counts = countWords(corpus, byteLevelPreTokenizer(options.addedTokens, options.digits));
   const words: number[][] = [];
   const freq: number[] = [];
   for (const [word, count] of counts) {
@@ -120,5 +122,5 @@ export function trainByteLevelBpe(corpus: Iterable<string>, options: TrainBpeOpt
   }
 
   const model: ByteLevelBpeModel = { tokens, merges };
-  return { model, tokenizerJson: byteLevelBpeTokenizerJson(model, options.addedTokens) };
+  return { model, tokenizerJson: byteLevelBpeTokenizerJson(model, options.addedTokens, options.digits) };
 }
