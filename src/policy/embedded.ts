@@ -123,7 +123,8 @@ export class EmbeddedPolicy implements Policy {
    * Drops the sampler's cached prefixes and sequences. A prompt computed from the cache rounds
    * differently from one computed whole (other batch shapes), so a caller whose samples must not
    * depend on what this policy sampled before clears them: the trainer, at the start of each step's
-   * rollouts (rlStep), as a run resumed at that step starts.
+   * rollouts (rlStep), as a run resumed at that step starts. evaluatePolicies clears them once the
+   * policy has played, to free their memory for the next policy.
    */
   clearCaches(): void {
     this.sampler.clearCaches();

@@ -19,7 +19,7 @@ import { BYTE_TO_CHAR } from './byte-level.ts';
  */
 export type DigitSplit = 'runs' | 'single';
 
-export function splitRegex(digits: DigitSplit = 'runs'): string {
+function splitRegex(digits: DigitSplit = 'runs'): string {
   const number = digits === 'single' ? ' ?\\p{N}' : ' ?\\p{N}{1,3}';
   return `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|${number}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`;
 }
