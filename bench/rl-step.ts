@@ -12,14 +12,13 @@
  *        [--answers 8] [--length 544] [--passes 2]
  */
 import { DEFAULT_MODEL_CONFIG } from '../src/model/builtin-configs.ts';
-import { initEngine, np, tree } from '../src/model/engine.ts';
+import { initEngine, tree } from '../src/model/engine.ts';
 import { ParamTrainer } from '../src/model/param-trainer.ts';
 import { initParams } from '../src/model/params.ts';
 import { Rng } from '../src/core/random.ts';
 import { parseLossConfig } from '../src/train/loss-config.ts';
 import { LayoutShapes, type LayoutSample } from '../src/train/rl-batch.ts';
-import { rlTensors } from '../src/train/rl-batch-forward.ts';
-import { frozenLogprobs, logprobsOnLayout, rlLoss, type RlStepInputs } from '../src/train/trainer-loss.ts';
+import { frozenLogprobs, rlLayoutInputs, rlLoss, type RlStepInputs } from '../src/train/trainer-loss.ts';
 import { positiveIntFlag } from './flags.ts';
 import type { BenchFigures } from './run.ts';
 
@@ -66,17 +65,11 @@ export async function run(args: string[], log: (line: string) => void): Promise<
 
   const klBeta = 0.1;
   const trainer = new ParamTrainer<RlStepInputs>(initParams(cfg, 1), rlLoss(cfg, parseLossConfig({ klBeta })), { lr: 1e-4 });
-  const reference = initParams(cfg, 1);
-  const referenceForward = frozenLogprobs(cfg);
+  const reference = { params: initParams(cfg, 1), forward: frozenLogprobs(cfg) };
   // One pass is one RL step's update: every layout's gradient accumulated, then one optimiser step.
   const pass = async (): Promise<number> => {
     const t0 = performance.now();
-    for (const layout of layouts) {
-      const inputs: RlStepInputs = rlTensors(cfg, layout);
-      inputs.refLogprobs = logprobsOnLayout(referenceForward, reference, inputs);
-      inputs.klBeta = np.array(klBeta);
-      await trainer.accumulate(inputs);
-    }
+    for (const layout of layouts) await trainer.accumulate(rlLayoutInputs(cfg, layout, reference, klBeta));
     await trainer.applyAccumulated();
     return (performance.now() - t0) / 1000;
   };
@@ -88,7 +81,7 @@ export async function run(args: string[], log: (line: string) => void): Promise<
     log(`pass ${i + 1}: ${seconds[i].toFixed(2)} s, ${Math.round(computed / seconds[i])} positions/s`);
   }
   trainer.dispose();
-  tree.dispose(reference);
+  tree.dispose(reference.params);
   const mean = seconds.reduce((a, b) => a + b, 0) / seconds.length;
   return {
     threads,

@@ -9,6 +9,7 @@ import { advantageConfigSchema } from '../advantage/compute.ts';
 import { UsageError } from '../core/errors.ts';
 import { describeZodError } from '../core/schemas.ts';
 import { adamwConfigSchema, parseAdamWConfig } from '../model/adamw.ts';
+import { DIGIT_SPLITS } from '../model/tokenizer/tokenizer-json.ts';
 import { formatAnchorSchema } from './format-anchor.ts';
 import { loraConfigSchema } from './lora-config.ts';
 import { lossConfigSchema, parseLossConfig } from './loss-config.ts';
@@ -25,7 +26,7 @@ export const modelShapeSchema = z.strictObject({
   /** Random episodes played to build the tokenizer's corpus. */
   corpusEpisodes: positiveInt.default(200),
   /** How the tokenizer cuts numbers: 'runs' of up to three digits (the default) or 'single' digits (tokenizer-json.ts). */
-  digits: z.enum(['runs', 'single']).default('runs'),
+  digits: z.enum(DIGIT_SPLITS).default('runs'),
   hiddenSize: positiveInt.optional(),
   intermediateSize: positiveInt.optional(),
   numLayers: positiveInt.optional(),

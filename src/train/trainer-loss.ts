@@ -8,13 +8,14 @@
  *   loss = RL loss + sftWeight · (−Σ_t s_t · log π(t) / Σ_t s_t)
  */
 import type { ModelConfig } from '../model/config.ts';
-import { jit, lax, tree, type Tensor } from '../model/engine.ts';
+import { jit, lax, np, tree, type Tensor } from '../model/engine.ts';
 import type { Params } from '../model/params.ts';
 import type { LossSettings } from './loss-config.ts';
 import { policyLoss } from './loss-rl.ts';
 import { supervisedLoss } from './loss-sft.ts';
 import type { LossWithMetrics } from './loss-types.ts';
-import { rlLogprobs, type RlTensors } from './rl-batch-forward.ts';
+import type { RlLayout } from './rl-batch.ts';
+import { rlLogprobs, rlTensors, type RlTensors } from './rl-batch-forward.ts';
 
 /**
  * A step's inputs: the layout's tensors, the reference's logprobs when β > 0 (and β itself under a
@@ -88,6 +89,19 @@ export function frozenLogprobs(cfg: ModelConfig, temperature = 1): FrozenForward
 }
 
 /** `forward` of `params` on a layout's tensors, both borrowed (references taken). */
+/** The frozen KL reference of an RL run: its weights and their jitted forward (frozenLogprobs). */
+export type KlReference = { params: Params; forward: FrozenForward };
+
+/** A layout's step inputs: its tensors and, with a KL reference, the reference's logprobs and β. */
+export function rlLayoutInputs(cfg: ModelConfig, layout: RlLayout, reference: KlReference | null, klBeta: number): RlStepInputs {
+  const inputs: RlStepInputs = rlTensors(cfg, layout);
+  if (reference) {
+    inputs.refLogprobs = logprobsOnLayout(reference.forward, reference.params, inputs);
+    inputs.klBeta = np.array(klBeta);
+  }
+  return inputs;
+}
+
 export function logprobsOnLayout(forward: FrozenForward, params: Params, t: RlTensors): Tensor {
   return forward(tree.ref(params), {
     tokens: t.tokens.ref,

@@ -21,15 +21,13 @@ import { Rng } from '../core/random.ts';
 import type { Trajectory } from '../core/trajectory.ts';
 import type { EnvSpec } from '../envs/env.ts';
 import type { StepResult } from '../model/param-trainer.ts';
-import { np, tree } from '../model/engine.ts';
-import type { Params } from '../model/params.ts';
+import { tree } from '../model/engine.ts';
 import type { EmbeddedPolicy } from '../policy/embedded.ts';
 import type { RewardConfig } from '../rewards/reward.ts';
 import { runRollouts } from '../rollout/rollouts.ts';
 import { assertSomeFinished } from '../rollout/summary.ts';
 import type { ModelAssets } from './default-model.ts';
 import type { LayoutSample, LayoutShapes, RlLayout } from './rl-batch.ts';
-import { rlTensors } from './rl-batch-forward.ts';
 import type { FormatAnchor } from './format-anchor.ts';
 import { reportSftSamples } from './report-sft-samples.ts';
 import { buildSamples } from './samples.ts';
@@ -37,9 +35,8 @@ import { buildDecisionSamples } from './samples-decisions.ts';
 import type { SampleBatch } from './samples-types.ts';
 import { mergeIdenticalSamples } from './samples-merge.ts';
 import { klBetaAt, type TrainSettings } from './train-config.ts';
-import { logprobsOnLayout, type FrozenForward } from './trainer-loss.ts';
+import { rlLayoutInputs, type KlReference } from './trainer-loss.ts';
 import { miniBatches } from './mini-batches.ts';
-import { type RlStepInputs } from './trainer-loss.ts';
 import type { RlWeights } from './rl-weights.ts';
 import { rolloutMetrics, updateMetrics } from './trainer-metrics.ts';
 import { stepSeeds } from './trainer-seeds.ts';
@@ -55,7 +52,7 @@ export interface RlStepContext<O extends Record<string, unknown>> {
   weights: RlWeights;
   shapes: LayoutShapes;
   /** The frozen reference (the warm-started weights) when β > 0. */
-  reference: { params: Params; forward: FrozenForward } | null;
+  reference: KlReference | null;
   maxTurns: number;
   maxTokens: number;
   runId: string;
@@ -102,11 +99,7 @@ async function optimise<O extends Record<string, unknown>>(ctx: RlStepContext<O>
   ctx.counts.tooLong += tooLong;
   const accumulate = ctx.settings.update.accumulate;
   for (const layout of layouts) {
-    const inputs: RlStepInputs = rlTensors(ctx.assets.cfg, layout);
-    if (ctx.reference) {
-      inputs.refLogprobs = logprobsOnLayout(ctx.reference.forward, ctx.reference.params, inputs);
-      inputs.klBeta = np.array(klBeta);
-    }
+    const inputs = rlLayoutInputs(ctx.assets.cfg, layout, ctx.reference, klBeta);
     // The learning-rate schedule counts RL steps (train-config.ts optimizer).
     const trained = ctx.weights.withBase(inputs);
     if (!accumulate) out.push({ result: await ctx.weights.trainer.step(trained, step), layout });

@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 import { kellySpec } from '../../src/envs/kelly/spec.ts';
 import { blackjackSpec } from '../../src/envs/blackjack/spec.ts';
 import { createDefaultModel, defaultContextLength } from '../../src/train/default-model.ts';
+import type { DigitSplit } from '../../src/model/tokenizer/tokenizer-json.ts';
 import { trainConfigSchema } from '../../src/train/train-config.ts';
 
 const tiny = { vocabSize: 400, hiddenSize: 32, intermediateSize: 64, numLayers: 1, numHeads: 2, numKvHeads: 1, headDim: 16 };
@@ -38,7 +39,7 @@ describe('default model context', () => {
   });
 
   it("model.digits reaches the tokenizer: 'single' cuts each digit of kelly's numbers, the default keeps runs", async () => {
-    const make = (digits?: 'runs' | 'single') =>
+    const make = (digits?: DigitSplit) =>
       createDefaultModel({ spec: kellySpec, options: kellySpec.options.parse({}), seed: 1, corpusEpisodes: 6, shape: { ...tiny, digits } });
     const [single, runs] = await Promise.all([make('single'), make()]);
     const multiDigit = (model: typeof single) => {

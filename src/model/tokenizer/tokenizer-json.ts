@@ -17,7 +17,8 @@ import { BYTE_TO_CHAR } from './byte-level.ts';
  * number's tokens are ten digits shared by every number, in place of up to a thousand runs each
  * learned alone.
  */
-export type DigitSplit = 'runs' | 'single';
+export const DIGIT_SPLITS = ['runs', 'single'] as const;
+export type DigitSplit = (typeof DIGIT_SPLITS)[number];
 
 function splitRegex(digits: DigitSplit = 'runs'): string {
   const number = digits === 'single' ? ' ?\\p{N}' : ' ?\\p{N}{1,3}';
