@@ -39,7 +39,16 @@ export const advantageConfigSchema = z.discriminatedUnion('estimator', [
   outcomeOptionsSchema.extend({ estimator: z.literal('outcome'), ...postprocess }),
   treeOptionsSchema.extend({ estimator: z.literal('tree'), ...postprocess }),
   criticOptionsSchema.extend({ estimator: z.literal('critic'), ...postprocess }),
-  denseOptionsSchema.extend({ estimator: z.literal('dense'), dropZeroVariance: postprocess.dropZeroVariance }),
+  denseOptionsSchema.extend({
+    estimator: z.literal('dense'),
+    dropZeroVariance: postprocess.dropZeroVariance,
+    /**
+     * Per decision, up to this many legal actions that none of its answers took join its group as
+     * answers written by the trainer (train/explored-answers.ts), so a decision whose answers all
+     * agree still compares its action with others. 0: none.
+     */
+    explore: z.number().int().min(0, 'must be ≥ 0').max(64, 'must be ≤ 64').default(0),
+  }),
 ]);
 export type AdvantageConfig = z.input<typeof advantageConfigSchema>;
 

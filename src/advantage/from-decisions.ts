@@ -2,7 +2,9 @@
  * Per-decision advantages from recorded calls that carry the other samples of their decision
  * (LlmCall.decision, drawn by the agent loop on dense envs): one group per call, the played
  * completion and its alternatives, each with the env's exact expected reward (dense.ts). Samples
- * the env did not score (null: an answer that only asked for information) are left out.
+ * the env did not score (null: an answer that only asked for information) are left out. Explored
+ * answers (train/explored-answers.ts: legal actions no answer sampled, never played) join their
+ * decision's group when given.
  */
 import type { Completion } from '../core/completion.ts';
 import type { Trajectory } from '../core/trajectory.ts';
@@ -20,6 +22,8 @@ export interface DecisionSampleRef {
   completion: Completion;
   reward: number;
   invalid: boolean;
+  /** Not sampled: a legal action the trainer wrote as an answer (train/explored-answers.ts). */
+  explored?: boolean;
 }
 
 export interface DecisionAdvantageResult {
@@ -34,10 +38,21 @@ export interface DecisionAdvantageResult {
   stats: AdvantageStats;
 }
 
-/** The decision groups of these trajectories, and every scored sample by its id (`${groupId}:${sample}`). */
-export function decisionGroupsFromTrajectories(trajectories: readonly Trajectory[]): { groups: DecisionGroup[]; refs: Map<string, DecisionSampleRef> } {
+/**
+ * The decision groups of these trajectories, each with its explored answers (`explored`, numbered
+ * after the decision's completions), and every scored sample by its id (`${groupId}:${sample}`).
+ */
+export function decisionGroupsFromTrajectories(
+  trajectories: readonly Trajectory[],
+  explored: readonly DecisionSampleRef[] = [],
+): { groups: DecisionGroup[]; refs: Map<string, DecisionSampleRef> } {
   const groups: DecisionGroup[] = [];
   const refs = new Map<string, DecisionSampleRef>();
+  const exploredIn = new Map<string, DecisionSampleRef[]>();
+  for (const e of explored) {
+    const groupId = `${e.trajectoryId}:${e.turn}:${e.call}`;
+    exploredIn.set(groupId, [...(exploredIn.get(groupId) ?? []), e]);
+  }
   for (const t of trajectories) {
     t.turns.forEach((turn, k) => {
       turn.calls.forEach((call, c) => {
@@ -53,10 +68,19 @@ export function decisionGroupsFromTrajectories(trajectories: readonly Trajectory
           samples.push({ sampleId, reward });
           refs.set(sampleId, { trajectoryId: t.id, turn: k, call: c, sample: j, completion, reward, invalid: decision.invalid[j] ?? false });
         });
+        for (const e of exploredIn.get(groupId) ?? []) {
+          const sampleId = `${groupId}:${e.sample}`;
+          if (e.sample < completions.length || refs.has(sampleId)) throw new Error(`explored answer ${sampleId}: its number is taken by a completion or another explored answer`);
+          samples.push({ sampleId, reward: e.reward });
+          refs.set(sampleId, e);
+        }
+        exploredIn.delete(groupId);
         if (samples.length > 0) groups.push({ groupId, samples });
       });
     });
   }
+  const orphan = exploredIn.keys().next();
+  if (!orphan.done) throw new Error(`explored answer of decision ${orphan.value}: no such decision among the trajectories`);
   return { groups, refs };
 }
 
@@ -64,9 +88,10 @@ export function decisionGroupsFromTrajectories(trajectories: readonly Trajectory
 export function decisionAdvantages(
   trajectories: readonly Trajectory[],
   options: DenseOptions & { dropZeroVariance?: boolean } = {},
+  explored: readonly DecisionSampleRef[] = [],
 ): DecisionAdvantageResult {
   const { dropZeroVariance, ...dense } = options;
-  const { groups, refs } = decisionGroupsFromTrajectories(trajectories);
+  const { groups, refs } = decisionGroupsFromTrajectories(trajectories, explored);
   const { kept, dropped } = dropZeroVariance ? dropZeroVarianceGroups(groups) : { kept: groups, dropped: [] };
   const advantages = denseAdvantages(kept, dense);
   const samples = advantages.map((a) => ({ ...refs.get(a.sampleId)!, advantage: a.advantage }));

@@ -325,6 +325,7 @@ class Episode {
       alternatives: completions.slice(1),
       rewards: scored.map((r, j) => (actions[j] === 'asks' ? null : r)),
       invalid: actions.map((a) => a === null),
+      actionValues: values.map(({ action, expectedReward }) => ({ action: { name: action.name, arguments: action.arguments }, reward: expectedReward })),
     };
   }
 

@@ -32,6 +32,12 @@ export interface DecisionSamples {
   rewards: (number | null)[];
   /** Per completion, the played one first: the answer is not a legal action. */
   invalid: boolean[];
+  /**
+   * Every action the env scored at this decision (env.actionRewards), with its exact expected reward:
+   * what the answers were scored from, and what the dense estimator's explored answers
+   * (train/explored-answers.ts) are drawn from. Absent in older records.
+   */
+  actionValues?: { action: { name: string; arguments: Record<string, unknown> }; reward: number }[];
 }
 
 export type ParseErrorKind = 'no_tool_call' | 'malformed_json' | 'unknown_tool' | 'bad_arguments' | 'empty';

@@ -78,7 +78,12 @@ const llmCallSchema = z.looseObject({
   latencyMs: finite,
   invalid: z.boolean().optional(),
   decision: z
-    .looseObject({ alternatives: z.array(completionSchema), rewards: z.array(finite.nullable()), invalid: z.array(z.boolean()) })
+    .looseObject({
+      alternatives: z.array(completionSchema),
+      rewards: z.array(finite.nullable()),
+      invalid: z.array(z.boolean()),
+      actionValues: z.array(z.looseObject({ action: z.looseObject({ name: z.string(), arguments: json }), reward: finite })).optional(),
+    })
     .refine((d) => d.rewards.length === d.alternatives.length + 1 && d.invalid.length === d.rewards.length, {
       message: 'rewards and invalid need one entry per completion (the played one first)',
     })

@@ -14,6 +14,10 @@
  * weights and the metrics' means count each token c times (loss-normalize.ts): the loss, its
  * gradient and the metrics equal those of the batch with each sequence repeated c times. The mask
  * itself stays 0/1: it multiplies log-ratios, which c must not scale.
+ * Tokens marked `explored` (answers the trainer wrote, never sampled: train/explored-answers.ts)
+ * have no sampling logprob: their ratio is anchored on π_new itself (stop-gradient, so the ratio is
+ * 1 and the term's gradient is A_t ∇log π_new), and they are left out of the KL and its metric, whose
+ * k3 estimate holds only under π_new's own samples.
  * Consumes every Tensor in `inputs` (jax-js convention); returns what ParamTrainer's LossFn accepts.
  */
 import type { LossWithMetrics } from './loss-types.ts';
@@ -45,6 +49,8 @@ export interface PolicyLossInputs {
   klBeta?: Tensor;
   /** How many identical sequences each token's sequence stands for [B, T] (default: 1 everywhere). */
   tokenWeights?: Tensor;
+  /** 1 on tokens the policy did not sample (explored answers) [B, T]; default: none. */
+  explored?: Tensor;
 }
 
 /** What the settings need that the inputs lack, or null. */
@@ -63,11 +69,20 @@ function missingInput(inputs: PolicyLossInputs, settings: LossSettings): string 
  * only with entropyCoef > 0).
  */
 export function policyLoss(inputs: PolicyLossInputs, settings: LossSettings): LossWithMetrics {
-  const { newLogprobs, samplingLogprobs, advantages, mask, oldLogprobs, refLogprobs, entropy } = inputs;
+  const { newLogprobs, advantages, mask, refLogprobs, entropy, explored } = inputs;
+  let { samplingLogprobs, oldLogprobs } = inputs;
   const missing = missingInput(inputs, settings);
   if (missing) {
     for (const t of Object.values(inputs) as (Tensor | undefined)[]) t?.dispose();
     throw new Error(`loss: ${missing}`);
+  }
+  // Explored tokens: every anchor is π_new itself (stop-gradient), so their ratio and importance weight are 1.
+  const sampled = explored ? explored.ref.neg().add(1) : null;
+  if (explored) {
+    const selfAnchored = (x: Tensor) => x.mul(sampled!.ref).add(lax.stopGradient(newLogprobs.ref).mul(explored.ref));
+    samplingLogprobs = selfAnchored(samplingLogprobs);
+    if (oldLogprobs) oldLogprobs = selfAnchored(oldLogprobs);
+    explored.dispose();
   }
   const weights = lengthNormWeights(mask.ref, settings, inputs.sequenceLengths, inputs.tokenWeights?.ref);
   const metrics: Record<string, Tensor> = {};
@@ -105,9 +120,13 @@ export function policyLoss(inputs: PolicyLossInputs, settings: LossSettings): Lo
   metrics.policyLoss = lax.stopGradient(loss.ref);
 
   if (refLogprobs) {
+    // Only sampled tokens: the KL's estimate holds under π_new's samples.
+    const klMask = sampled ? mask.ref.mul(sampled.ref) : mask.ref;
+    const klMean = (x: Tensor): Tensor => lax.stopGradient(maskedMean(x, sampled ? meanMask.ref.mul(sampled.ref) : meanMask.ref));
     // The metric is k3's value (an unbiased KL estimate) whichever estimator the loss uses.
-    const kl = klToReference(refLogprobs.ref, newLogprobs.ref, mask.ref, settings.klMax, settings.klEstimator);
-    metrics.refKl = mean(settings.klEstimator === 'k3' ? lax.stopGradient(kl.ref) : k3(lax.stopGradient(refLogprobs.ref.sub(newLogprobs.ref)).mul(mask.ref)));
+    const kl = klToReference(refLogprobs.ref, newLogprobs.ref, klMask.ref, settings.klMax, settings.klEstimator);
+    metrics.refKl = klMean(settings.klEstimator === 'k3' ? lax.stopGradient(kl.ref) : k3(lax.stopGradient(refLogprobs.ref.sub(newLogprobs.ref)).mul(klMask.ref)));
+    klMask.dispose();
     refLogprobs.dispose();
     if (inputs.klBeta || settings.klBeta > 0) {
       const klLoss = weightedSum(kl, weights.ref).mul(inputs.klBeta ?? settings.klBeta);
@@ -128,6 +147,7 @@ export function policyLoss(inputs: PolicyLossInputs, settings: LossSettings): Lo
   if (entropy) metrics.entropy = mean(lax.stopGradient(entropy));
   if (inputs.klBeta && !refLogprobs) inputs.klBeta.dispose();
 
+  sampled?.dispose();
   newLogprobs.dispose();
   weights.dispose();
   meanMask.dispose();

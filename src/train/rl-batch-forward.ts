@@ -33,6 +33,8 @@ export type RlTensors = {
   tokenWeights: Tensor;
   /** [1, K] supervised targets; only when the layout has any (jit rejects an undefined leaf, so the key is left out). */
   sftMask?: Tensor;
+  /** [1, K] 1 on the targets of explored samples (RlLayout.explored); only when the layout has any. */
+  explored?: Tensor;
   cos: Tensor; // [B, 1, T, hd]
   sin: Tensor;
   attnMask: Tensor; // [B, 1, T, P + T] additive
@@ -92,6 +94,7 @@ export function rlTensors(cfg: ModelConfig, layout: RlLayout): RlTensors {
     attnMask: np.array(rowMask(layout)).reshape([rows, 1, length, P + length]),
   };
   if (layout.sftMask) out.sftMask = atTargets(layout.sftMask);
+  if (layout.explored) out.explored = atTargets(layout.explored);
   if (P > 0) {
     const prefixRope = ropeTables(cfg, Array.from({ length: P }, (_, t) => t));
     out.prefix = {
@@ -116,7 +119,7 @@ function refLayer(p: LayerParams): LayerParams {
  * asked), p = softmax(logits / temperature) (default 1): the distribution the rollouts sampled
  * from, so the policy ratio against their recorded logprobs starts at 1. Consumes params and the
  * tensors it reads (all but mask, advantages, samplingLogprobs, sequenceLengths, tokenWeights,
- * sftMask, which the caller's loss uses).
+ * sftMask, explored, which the caller's loss uses).
  */
 export function rlLogprobs(
   cfg: ModelConfig,

@@ -39,6 +39,11 @@ export interface LayoutSample {
    * times in the loss's normalisation and metrics (RlLayout.tokenWeights). Absent: 1.
    */
   weight?: number;
+  /**
+   * Written by the trainer, not sampled (train/explored-answers.ts): `logprobs` are placeholders, and
+   * the loss anchors the ratio on the trained policy itself and leaves the tokens out of the KL.
+   */
+  explored?: boolean;
 }
 
 export interface LayoutOptions {
@@ -85,6 +90,8 @@ export interface RlLayout {
   samplingLogprobs: Float32Array;
   /** [rows·length] 1 where the target is a supervised one (LayoutSample.sftMask); present only when some sample of the layout has one. */
   sftMask?: Float32Array;
+  /** [rows·length] 1 on the trained targets of explored samples (LayoutSample.explored); present only when the layout has one. */
+  explored?: Float32Array;
   /** [rows·length] trained tokens of the position's sequence (for per-sequence length normalisation), unweighted. */
   sequenceLengths: Float32Array;
   /** [rows·length] the weight of the position's sample (LayoutSample.weight, 1 when absent); 0 on padding. */
@@ -299,6 +306,7 @@ function fillLayout(samples: readonly LayoutSample[], placed: readonly { unit: U
   const sequenceLengths = new Float32Array(size);
   const tokenWeights = new Float32Array(size);
   const sftMask = placed.some(({ unit }) => unit.members.some((m) => samples[m.sample].sftMask?.includes(1))) ? new Float32Array(size) : undefined;
+  const explored = placed.some(({ unit }) => unit.members.some((m) => samples[m.sample].explored)) ? new Float32Array(size) : undefined;
   const positions = new Int32Array(size);
   const segmentIds = new Int32Array(size).fill(-1);
   const trunkSegments = new Int32Array(size).fill(-1);
@@ -343,6 +351,7 @@ function fillLayout(samples: readonly LayoutSample[], placed: readonly { unit: U
         advantages[at] = m ? (s.advantages?.[target] ?? 0) : 0;
         samplingLogprobs[at] = m ? (s.logprobs?.[target] ?? 0) : 0;
         if (sftMask) sftMask[at] = s.sftMask?.[target] ? 1 : 0;
+        if (explored) explored[at] = m && s.explored ? 1 : 0;
         sequenceLengths[at] = trained;
         tokenWeights[at] = weight;
         positions[at] = from + j;
@@ -368,6 +377,7 @@ function fillLayout(samples: readonly LayoutSample[], placed: readonly { unit: U
     advantages,
     samplingLogprobs,
     ...(sftMask ? { sftMask } : {}),
+    ...(explored ? { explored } : {}),
     sequenceLengths,
     tokenWeights,
     positions,

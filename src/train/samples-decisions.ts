@@ -5,7 +5,8 @@
  * same rules decide which calls can be trained on as for episodes (samples-calls.ts), but for the
  * episode's truncation, which does not touch a decision's exact credit; under invalidAnswers
  * 'penalize' a refused answer trains with invalidPenalty instead of its decision's advantage, as an
- * episode's refused answers do (samples.ts). Nothing is
+ * episode's refused answers do (samples.ts). Explored answers (train/explored-answers.ts) are
+ * samples like the others, marked `explored`. Nothing is
  * packed (the samples of one decision share their prompt, not a conversation; identical ones merge
  * later, samples-merge.ts).
  */
@@ -53,7 +54,7 @@ export function buildDecisionSamples(
       { trajectoryId: d.trajectoryId, groupId: `${d.trajectoryId}:${d.turn}:${d.call}`, score: d.reward },
     );
     // One id per sample of the decision (assembleSample names a sequence by its first call).
-    samples.push({ ...sample, id: `${sample.id}:${d.sample}` });
+    samples.push({ ...sample, id: `${sample.id}:${d.sample}`, ...(d.explored ? { explored: true } : {}) });
     stats.trainedCalls++;
     stats.tokensUnpacked += sample.tokens.length;
   }

@@ -6,7 +6,8 @@
  * so the step computes one forward where it computed k.
  *
  * Identical means everything the loss reads: the tokens, the loss mask, the per-token advantages,
- * and the policy versions that sampled them (the sample's and each span's, with the span bounds).
+ * the policy versions that sampled them (the sample's and each span's, with the span bounds), and
+ * whether it was sampled at all (an explored answer's ratio is anchored differently, loss-rl.ts).
  * The sampling logprobs are not compared: the same policy sampling the same sequence gives the same
  * logprobs up to float noise (batching, threads), and the first sample's are kept. Supervised
  * samples (those with an sftMask, report-sft-samples.ts) are never merged: their loss does not read
@@ -25,7 +26,7 @@ export interface MergedSamples<T> {
 /** What makes two samples' losses equal (the sampling logprobs aside). */
 function sampleKey(s: TrainingSample): string {
   const spans = s.spans.map((span) => `${span.start}-${span.end}@${span.policyVersion}`).join(',');
-  return [s.policyVersion, spans, s.tokens.join(','), s.lossMask.join(''), s.advantages.join(',')].join('|');
+  return [s.explored ? 'explored' : 'sampled', s.policyVersion, spans, s.tokens.join(','), s.lossMask.join(''), s.advantages.join(',')].join('|');
 }
 
 /**

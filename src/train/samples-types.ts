@@ -72,6 +72,8 @@ export interface TrainingSample {
    * loss counts it that many times. Absent: 1.
    */
   weight?: number;
+  /** Written by the trainer, not sampled (train/explored-answers.ts): its logprobs are placeholders (rl-batch.ts LayoutSample.explored). */
+  explored?: boolean;
 }
 
 export interface SampleStats {

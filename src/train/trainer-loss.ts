@@ -63,6 +63,7 @@ export function rlLoss(cfg: ModelConfig, settings: LossSettings, options: RlLoss
         entropy,
         sequenceLengths: b.sequenceLengths,
         tokenWeights: b.tokenWeights,
+        explored: b.explored,
         refLogprobs: b.refLogprobs,
         klBeta: b.klBeta,
       },

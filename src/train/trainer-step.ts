@@ -32,6 +32,7 @@ import type { FormatAnchor } from './format-anchor.ts';
 import { reportSftSamples } from './report-sft-samples.ts';
 import { buildSamples } from './samples.ts';
 import { buildDecisionSamples } from './samples-decisions.ts';
+import { exploredAnswers, type ExploredAnswers } from './explored-answers.ts';
 import type { SampleBatch } from './samples-types.ts';
 import { mergeIdenticalSamples } from './samples-merge.ts';
 import { klBetaAt, type TrainSettings } from './train-config.ts';
@@ -144,10 +145,13 @@ export async function rlStep<O extends Record<string, unknown>>(ctx: RlStepConte
   let advantageStats: AdvantageStats;
   let batch: SampleBatch;
   let criticSilent: number | null = null;
+  let explored: ExploredAnswers | null = null;
   if (settings.advantage.estimator === 'dense') {
-    // Each decision's samples compared with each other by their exact expected rewards.
-    const { estimator: _dense, ...options } = settings.advantage;
-    const decisions = decisionAdvantages(usable, options);
+    // Each decision's samples compared with each other by their exact expected rewards, and with the
+    // legal actions none of them took when the run explores (explored-answers.ts).
+    const { estimator: _dense, explore, ...options } = settings.advantage;
+    explored = explore > 0 ? exploredAnswers(usable, explore, new Rng(settings.seed, 0x3e1d + step), ctx.assets) : null;
+    const decisions = decisionAdvantages(usable, options, explored?.answers);
     advantageStats = decisions.stats;
     // Under invalidAnswers 'penalize' a refused answer trains at the penalty even where every answer
     // of its decision tied (all refused): otherwise nothing pushes the policy off that answer.
@@ -217,6 +221,7 @@ export async function rlStep<O extends Record<string, unknown>>(ctx: RlStepConte
         }
       : {}),
     ...(ctx.reference ? { 'kl/beta': klBeta } : {}),
+    ...(explored ? { 'samples/explored': explored.answers.length, 'samples/explore_skipped': explored.skipped } : {}),
     // Episodes the critic could not judge at any decision (their states' actions not yet known).
     ...(criticSilent !== null ? { 'advantage/critic_silent_episodes': criticSilent } : {}),
     'time/rollout_s': (t1 - t0) / 1000,

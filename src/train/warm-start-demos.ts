@@ -161,18 +161,31 @@ function recordingRandomPolicy(): { policy: Policy; legalActions: Map<string, Ac
 
 const sameValue = (a: unknown, b: unknown): boolean => canonicalJson(a) === canonicalJson(b);
 
+/** The legal action an answer takes (its one call's name and the action's arguments), or null when it takes none or several. */
+export function actionTaken(answer: Message, legal: readonly Action[]): Action | null {
+  const call = answer.toolCalls?.length === 1 ? answer.toolCalls[0] : null;
+  if (!call) return null;
+  return legal.find((a) => a.name === call.name && Object.entries(a.arguments).every(([k, v]) => k in call.arguments && sameValue(call.arguments[k], v))) ?? null;
+}
+
 /**
- * The answer as it would read had the policy taken each other legal action: the same message with
- * the call's action replaced (report answers, arguments no legal action has, kept). None when the
- * answer is not one call of a listed action, or the decision has too many actions.
+ * The answer as it would read had it taken `action` instead of `taken` (actionTaken): the same
+ * message with the call's action replaced; its arguments no legal action has (report answers) kept.
+ */
+export function answerTaking(answer: Message, taken: Action, action: Action): Message {
+  const call = answer.toolCalls![0];
+  const extra = Object.fromEntries(Object.entries(call.arguments).filter(([k]) => !(k in taken.arguments)));
+  return { ...answer, toolCalls: [{ ...call, name: action.name, arguments: { ...action.arguments, ...extra } }] };
+}
+
+/**
+ * The answer as it would read had the policy taken each other legal action (answerTaking). None when
+ * the answer is not one call of a listed action, or the decision has too many actions.
  */
 export function otherAnswers(answer: Message, legal: readonly Action[], maxActions = MAX_DEMONSTRATED_ACTIONS): Message[] {
-  const call = answer.toolCalls?.length === 1 ? answer.toolCalls[0] : null;
-  if (!call || legal.length > maxActions) return [];
-  const chosen = legal.find((a) => a.name === call.name && Object.entries(a.arguments).every(([k, v]) => k in call.arguments && sameValue(call.arguments[k], v)));
-  if (!chosen) return [];
-  const extra = Object.fromEntries(Object.entries(call.arguments).filter(([k]) => !(k in chosen.arguments)));
-  return legal.filter((a) => a !== chosen).map((a) => ({ ...answer, toolCalls: [{ ...call, name: a.name, arguments: { ...a.arguments, ...extra } }] }));
+  const taken = legal.length > maxActions ? null : actionTaken(answer, legal);
+  if (!taken) return [];
+  return legal.filter((a) => a !== taken).map((a) => answerTaking(answer, taken, a));
 }
 
 export async function warmStartDemonstrations<O extends Record<string, unknown>>(request: DemoRequest<O>): Promise<Demonstrations> {

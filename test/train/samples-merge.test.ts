@@ -47,7 +47,7 @@ test('identical samples merge into the first, weighted by their count, order kep
   assert.deepEqual([twice.merged, twice.samples[0].weight], [1, 5]);
 });
 
-test('different advantages, tokens, mask or policy versions do not merge', () => {
+test('different advantages, tokens, mask, policy versions or sampled-or-explored do not merge', () => {
   // t2 now has another advantage than t1 (t4 still matches t1).
   const byAdvantage = mergeIdenticalSamples(groupSamples([0.5, 0.25, -1, 0.5, 0.5]));
   assert.deepEqual(byAdvantage.samples.map((s) => [s.trajectoryId, s.weight ?? 1]), [['t1', 2], ['t2', 1], ['t3', 1], ['t5', 1]]);
@@ -59,6 +59,7 @@ test('different advantages, tokens, mask or policy versions do not merge', () =>
     ['advantages', { ...base, advantages: base.advantages.map((a) => (a ? a + 1e-9 : a)) }],
     ['sample policyVersion', { ...base, policyVersion: base.policyVersion + 1 }],
     ['span policyVersion', { ...base, spans: base.spans.map((s) => ({ ...s, policyVersion: s.policyVersion + 1 })) }],
+    ['explored', { ...base, explored: true }],
   ];
   for (const [what, variant] of variants) {
     const { samples, merged } = mergeIdenticalSamples([base, variant]);

@@ -94,3 +94,30 @@ test('the dense estimator needs decision samples and an env that scores its acti
     /train\.report\.mode: 'dense' compares the actions of a decision.*"report": \{"mode": "supervised"\}/,
   );
 });
+
+test('advantage.explore: the picks no answer took join their decisions, trained as explored answers', async () => {
+  // One answer a decision besides the played one, so most decisions leave a pick to explore.
+  const settings = parseTrainConfig(tinyTrainConfig({ ...dense, steps: 1, episode: { decisionSamples: 2 }, advantage: { estimator: 'dense', explore: 2 }, saveTrajectoriesPerStep: 8 }));
+  const runId = await newRun();
+  const outcome = await trainRun({ spec: densePickSpec, options: {}, settings, store, runId, resume: null });
+  await outcome.policy.close();
+  const metrics = await store.getMetrics(runId);
+  const at = (name: string) => metrics.find((m) => m.step === 1 && m.name === name)?.value;
+  // The stored decisions record every pick's reward; the explored answers are not stored.
+  const { items } = await store.listTrajectories(runId, { limit: 100 });
+  const decisions = items.map((t) => ({ t, decision: t.turns[0].calls[0].decision })).filter((d) => d.decision !== undefined);
+  assert.equal(decisions.length, 8, 'the step\'s 8 episodes');
+  for (const { t, decision } of decisions) {
+    assert.equal(decision!.alternatives.length, 1);
+    assert.deepEqual(decision!.actionValues!.map((v) => v.action.arguments.n), [1, 2, 3]);
+    for (const v of decision!.actionValues!) assert.equal(v.reward, v.action.arguments.n === t.turns[0].state!.target ? 1 : 0);
+  }
+  // A decision whose played answer was refused is skipped; the others explore the 1 or 2 picks their answers left.
+  const explorable = decisions.filter((d) => !d.decision!.invalid[0]).length;
+  assert.equal(at('samples/explore_skipped'), 8 - explorable);
+  const explored = at('samples/explored') ?? 0;
+  assert.ok(explored >= explorable && explored <= 2 * explorable && explored > 0, `explored ${explored} of ${explorable} decisions`);
+  assert.equal(parseTrainConfig({ advantage: { estimator: 'dense', explore: 2 }, episode: { decisionSamples: 2 } }).advantage.estimator, 'dense');
+  assert.throws(() => parseTrainConfig({ advantage: { estimator: 'dense', explore: -1 }, episode: { decisionSamples: 2 } }), /train\.advantage\.explore: must be ≥ 0/);
+  assert.throws(() => parseTrainConfig({ advantage: { estimator: 'grpo', explore: 2 } }), /train\.advantage/);
+});

@@ -94,6 +94,26 @@ test('layout: tokenWeights carries each sample\'s weight at its positions (0 on 
   tree.dispose(t);
 });
 
+test('layout: explored is 1 at the trained targets of explored samples only, and present only when a sample is explored', async () => {
+  const marked = [samples[0], { ...samples[1], explored: true }, samples[2], { ...samples[3], explored: true }];
+  const [layout] = buildRlLayouts(marked, { rows: 4, lengthMultiple: 16, minLength: 16 });
+  const expected = new Float32Array(layout.rows * layout.length);
+  for (const at of layout.targetPositions) {
+    const p = layout.placements.find((q) => q.row === Math.floor(at / layout.length) && at % layout.length >= q.start && at % layout.length < q.start + q.inputs)!;
+    if (marked[p.sample].explored) expected[at] = 1;
+  }
+  assert.deepEqual(layout.explored, expected);
+  assert.equal(expected.reduce((a, b) => a + b, 0), samples[1].completionIds.length + samples[3].completionIds.length);
+  const t = rlTensors(cfg, layout);
+  assert.deepEqual(Array.from(await t.explored!.ref.data()).slice(0, layout.targetPositions.length), Array.from(layout.targetPositions, (at) => expected[at]));
+  tree.dispose(t);
+  const [plain] = buildRlLayouts(samples, { rows: 4, lengthMultiple: 16, minLength: 16 });
+  assert.equal(plain.explored, undefined);
+  const tp = rlTensors(cfg, plain);
+  assert.equal(tp.explored, undefined);
+  tree.dispose(tp);
+});
+
 test('layout: the target slots hold the trained positions in row order, padded to a quarter of the layout', async () => {
   const [layout] = buildRlLayouts(samples, { rows: 4, lengthMultiple: 16, minLength: 16 });
   const trained = Array.from(layout.mask.keys()).filter((i) => layout.mask[i] === 1);

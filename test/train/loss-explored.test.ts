@@ -1,0 +1,97 @@
+/**
+ * Explored tokens (answers the trainer wrote, never sampled: explored-answers.ts): whatever their
+ * recorded logprobs, their ratio and importance weight are 1 (anchored on π_new, no gradient through
+ * the anchor) and they add nothing to the KL. So the loss and its gradient equal those of the same
+ * batch with π_old, π_sampler and π_ref set to π_new's values at those tokens, and the KL metric is
+ * the mean over the sampled tokens only.
+ */
+import assert from 'node:assert/strict';
+import { before, test } from 'node:test';
+import { grad, initEngine, np, type Tensor } from '../../src/model/engine.ts';
+import { parseLossConfig, type LengthNorm } from '../../src/train/loss-config.ts';
+import { policyLoss, type PolicyLossInputs } from '../../src/train/loss-rl.ts';
+import { BATCH, near, scalar } from './loss-batch-fixture.ts';
+
+before(async () => {
+  await initEngine({ threads: 1 });
+});
+
+type Batch = typeof BATCH;
+
+// Row 0's first token and row 1's last are explored; their recorded logprobs are placeholders.
+const EXPLORED = [
+  [1, 0, 0],
+  [0, 0, 1],
+];
+const WITH_PLACEHOLDERS: Batch = {
+  ...BATCH,
+  oldLp: BATCH.oldLp.map((r, i) => r.map((v, t) => (EXPLORED[i][t] ? 0 : v))),
+  samplingLp: BATCH.samplingLp.map((r, i) => r.map((v, t) => (EXPLORED[i][t] ? 0 : v))),
+  // Far from π_new, so a KL that counted them would show.
+  refLp: BATCH.refLp.map((r, i) => r.map((v, t) => (EXPLORED[i][t] ? -0.01 : v))),
+};
+/** The same batch with every anchor equal to π_new's value at the explored tokens. */
+const SELF_ANCHORED: Batch = {
+  ...BATCH,
+  oldLp: BATCH.oldLp.map((r, i) => r.map((v, t) => (EXPLORED[i][t] ? BATCH.newLp[i][t] : v))),
+  samplingLp: BATCH.samplingLp.map((r, i) => r.map((v, t) => (EXPLORED[i][t] ? BATCH.newLp[i][t] : v))),
+  refLp: BATCH.refLp.map((r, i) => r.map((v, t) => (EXPLORED[i][t] ? BATCH.newLp[i][t] : v))),
+};
+
+function inputs(b: Batch, newLogprobs: Tensor, explored: boolean): PolicyLossInputs {
+  return {
+    newLogprobs,
+    oldLogprobs: np.array(b.oldLp),
+    samplingLogprobs: np.array(b.samplingLp),
+    advantages: np.array(b.advantages),
+    mask: np.array(b.mask),
+    refLogprobs: np.array(b.refLp),
+    entropy: np.array(b.entropy),
+    ...(explored ? { explored: np.array(EXPLORED) } : {}),
+  };
+}
+
+async function evaluate(b: Batch, explored: boolean, lengthNorm: LengthNorm, offline: boolean) {
+  const settings = parseLossConfig({ lengthNorm, maxCompletionTokens: 4, klBeta: 0.1 });
+  const input = (lp: Tensor) => {
+    const x = inputs(b, lp, explored);
+    if (!offline) {
+      x.oldLogprobs!.dispose();
+      delete x.oldLogprobs;
+    }
+    return x;
+  };
+  const [loss, metrics] = policyLoss(input(np.array(b.newLp)), settings);
+  const g = grad((lp: Tensor) => policyLoss(input(lp), settings)[0])(np.array(b.newLp));
+  const values: Record<string, number> = {};
+  for (const [name, t] of Object.entries(metrics)) values[name] = await scalar(t);
+  return { loss: await scalar(loss), grad: Array.from(await g.data(), Number), metrics: values };
+}
+
+test('explored tokens: ratio 1 whatever their logprobs, no KL; loss, gradient and metrics by the self-anchored batch', async () => {
+  for (const offline of [false, true]) {
+    for (const lengthNorm of ['dapo', 'grpo', 'dr_grpo'] as const) {
+      const label = `${offline ? 'with π_old' : 'sampler as π_old'}, ${lengthNorm}`;
+      const e = await evaluate(WITH_PLACEHOLDERS, true, lengthNorm, offline);
+      const s = await evaluate(SELF_ANCHORED, false, lengthNorm, offline);
+      near(e.loss, s.loss, 1e-6, `${label}: loss`);
+      e.grad.forEach((x, i) => near(x, s.grad[i], 1e-6, `${label}: d loss / d log π [${i}]`));
+      // The explored tokens' gradient is the policy term's alone: at ratio 1 it is −A·(length weight) ≠ 0.
+      assert.ok(Math.abs(e.grad[0]) > 1e-3 && Math.abs(e.grad[5]) > 1e-3, `${label}: explored tokens train`);
+      for (const name of ['policyLoss', 'klLoss', 'clipFracLow', 'clipFracHigh', 'ratioMean', 'approxKl', 'isWeightMean', 'isCappedShare', 'entropy']) {
+        near(e.metrics[name], s.metrics[name], 1e-6, `${label}: ${name}`);
+      }
+      // The KL's mean is over the 3 sampled tokens; the self-anchored batch averages the same sum over all 5.
+      near(e.metrics.refKl, (s.metrics.refKl * 5) / 3, 1e-6, `${label}: refKl`);
+    }
+  }
+});
+
+test('without explored tokens the flag changes nothing', async () => {
+  const none = { ...BATCH };
+  const settings = parseLossConfig({ klBeta: 0.1 });
+  const plain = policyLoss(inputs(none, np.array(BATCH.newLp), false), settings);
+  const flagged = policyLoss({ ...inputs(none, np.array(BATCH.newLp), false), explored: np.zeros([2, 3]) }, settings);
+  near(await scalar(flagged[0]), await scalar(plain[0]), 1e-7, 'loss');
+  for (const [name, t] of Object.entries(plain[1])) near(await scalar(flagged[1][name]), await scalar(t), 1e-7, name);
+});
