@@ -134,7 +134,14 @@ export function newsvendorTrainPreset(options: Record<string, unknown>): Record<
 }
 
 /**
- * Bandit: the dense preset with the KL at β 0.1 for 100 steps. Measured (seed 1,
+ * Bandit: the dense preset with the KL at β 0.1 for 100 steps. Not in it: `advantage.explore` 2
+ * (the arms no answer pulled join each decision's group: train/explored-answers.ts), measured from
+ * run_cc2220fd27944165's warm start on two threads (docs/results.md, "Bandit"): at seed 1
+ * (run_a5c9bdde35464788) step 100's weights scored 6.380 on the 300 held-out seeds (normalised
+ * 0.91, where two runs of the same seed without it ended at 0.45 and 0.53) but the default average
+ * of steps 60–100 0.66 (0.60 without); at seed 2 (run_49cda6ed99b6421f, averaging steps 90–100)
+ * 0.54, its step-100 weights 0.54. Two seeds that far apart do not make a default. Measured without
+ * explore (seed 1,
  * run_cc2220fd27944165, one thread beside other runs, 6,504 s): handed over 5.92 [5.61, 6.23] on 300
  * held-out seeds (random 5.17, warm start 5.16, the rule greedy 6.23, oracle 6.50: normalised 0.56;
  * regret 1.65), where at β 1 for 30 steps it handed over 5.28 (0.08). Greedy on 64 seeds: 5.63 at
