@@ -18,6 +18,7 @@ import { createDefaultModel, type ModelAssets } from '../../src/train/default-mo
 import { exploredAnswers } from '../../src/train/explored-answers.ts';
 import { buildDecisionSamples } from '../../src/train/samples-decisions.ts';
 import { parseTrainConfig } from '../../src/train/train-config.ts';
+import { trajectory } from './samples-fixtures.ts';
 import { pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
 
 let assets: ModelAssets;
@@ -42,49 +43,22 @@ function completionPicking(n: number): Completion {
 }
 
 /** One decision of the pick env (target 2: pick 2 scores 1, the others 0): the played answer picks `played`, the alternatives `others`. */
-function trajectory(played: Message, others: number[]): Trajectory {
+function decisionTrajectory(played: Message, others: number[]): Trajectory {
   const completions = [played.toolCalls ? completionPicking(played.toolCalls[0].arguments.n as number) : { ...completionPicking(1), text: 'hello' }, ...others.map(completionPicking)];
   const rewardOf = (n: number) => (n === 2 ? 1 : 0);
-  return {
-    id: 't1',
-    seed: 0,
-    messages: [...messages, played],
-    turns: [
-      {
-        index: 0,
-        observation: 'Target 2.',
-        calls: [
-          {
-            messages,
-            tools,
-            completion: completions[0],
-            latencyMs: 1,
-            decision: {
-              alternatives: completions.slice(1),
-              rewards: [played.toolCalls ? rewardOf(played.toolCalls[0].arguments.n as number) : -1, ...others.map(rewardOf)],
-              invalid: [!played.toolCalls, ...others.map(() => false)],
-              actionValues: [1, 2, 3].map((n) => ({ action: { name: 'pick', arguments: { n } }, reward: rewardOf(n) })),
-            },
-          },
-        ],
-        actions: [],
-        informational: [],
-        parseError: null,
-        invalid: false,
-        feedback: '',
-        reward: 0,
-        rewardParts: {},
-        done: true,
-        truncated: false,
-        info: {},
-        timings: { policyMs: 0, envMs: 0 },
-      },
-    ],
-  } as unknown as Trajectory;
+  const decision = {
+    alternatives: completions.slice(1),
+    rewards: [played.toolCalls ? rewardOf(played.toolCalls[0].arguments.n as number) : -1, ...others.map(rewardOf)],
+    invalid: [!played.toolCalls, ...others.map(() => false)],
+    actionValues: [1, 2, 3].map((n) => ({ action: { name: 'pick', arguments: { n } }, reward: rewardOf(n) })),
+  };
+  const t = trajectory('t1', [[{ messages, tools, completion: completions[0], latencyMs: 1, decision }]]);
+  // The agent loop appends the parsed answer right after the messages the call was sent with.
+  return { ...t, messages: [...messages, played] };
 }
 
 test('every answer picked 1: the two other picks are written as answers, with their rewards and the played prompt', () => {
-  const t = trajectory(answerPicking(1), [1, 1, 1]);
+  const t = decisionTrajectory(answerPicking(1), [1, 1, 1]);
   const { answers, skipped } = exploredAnswers([t], 2, new Rng(1), assets);
   assert.equal(skipped, 0);
   assert.deepEqual(answers.map((a) => a.sample), [4, 5], 'numbered after the 4 completions');
@@ -99,25 +73,25 @@ test('every answer picked 1: the two other picks are written as answers, with th
 });
 
 test('an action some answer took is not explored again; count caps the rest; the Rng picks which', () => {
-  const t = trajectory(answerPicking(1), [3, 1, 1]);
+  const t = decisionTrajectory(answerPicking(1), [3, 1, 1]);
   assert.deepEqual(exploredAnswers([t], 2, new Rng(1), assets).answers.map((a) => a.completion.text), [textPicking(2)]);
   const one = new Set<string>();
   for (let seed = 0; seed < 16; seed++) {
-    const { answers } = exploredAnswers([trajectory(answerPicking(1), [1])], 1, new Rng(seed), assets);
+    const { answers } = exploredAnswers([decisionTrajectory(answerPicking(1), [1])], 1, new Rng(seed), assets);
     assert.equal(answers.length, 1);
-    assert.deepEqual(exploredAnswers([trajectory(answerPicking(1), [1])], 1, new Rng(seed), assets).answers, answers, 'the same Rng draws the same');
+    assert.deepEqual(exploredAnswers([decisionTrajectory(answerPicking(1), [1])], 1, new Rng(seed), assets).answers, answers, 'the same Rng draws the same');
     one.add(answers[0].completion.text);
   }
   assert.deepEqual([...one].sort(), [textPicking(2), textPicking(3)].sort(), 'either other pick, by the Rng');
 });
 
 test('a played answer that took no legal action is skipped', () => {
-  const { answers, skipped } = exploredAnswers([trajectory({ role: 'assistant', content: 'hello' }, [1])], 2, new Rng(1), assets);
+  const { answers, skipped } = exploredAnswers([decisionTrajectory({ role: 'assistant', content: 'hello' }, [1])], 2, new Rng(1), assets);
   assert.deepEqual([answers.length, skipped], [0, 1]);
 });
 
 test('the group with its explored answers: advantages by hand, and samples marked explored', () => {
-  const t = trajectory(answerPicking(1), [1, 1, 1]);
+  const t = decisionTrajectory(answerPicking(1), [1, 1, 1]);
   const { answers } = exploredAnswers([t], 2, new Rng(1), assets);
   const result = decisionAdvantages([t], {}, answers);
   // Rewards [0, 0, 0, 0, 1, 0] (in some order for the last two): mean 1/6, sample std √(1/6).

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import type { Tensor } from '../../src/model/engine.ts';
+import { np, type Tensor } from '../../src/model/engine.ts';
+import type { PolicyLossInputs } from '../../src/train/loss-rl.ts';
 
 /** A loss tensor's scalar value. */
 export async function scalar(t: Tensor): Promise<number> {
@@ -42,3 +43,33 @@ export const BATCH = {
     [1.5, 0.25, 0.75],
   ],
 };
+
+/** Per-token host data of a loss batch [R][T] (newLp is the differentiated input). */
+export interface HostBatch {
+  newLp: number[][];
+  oldLp: number[][];
+  samplingLp: number[][];
+  advantages: number[][];
+  mask: number[][];
+  refLp: number[][];
+  entropy: number[][];
+  sequenceLengths?: number[][];
+  tokenWeights?: number[][];
+  explored?: number[][];
+}
+
+/** policyLoss's inputs from a host batch, with `newLogprobs` as log π_new. */
+export function lossInputs(b: HostBatch, newLogprobs: Tensor): PolicyLossInputs {
+  return {
+    newLogprobs,
+    oldLogprobs: np.array(b.oldLp),
+    samplingLogprobs: np.array(b.samplingLp),
+    advantages: np.array(b.advantages),
+    mask: np.array(b.mask),
+    refLogprobs: np.array(b.refLp),
+    entropy: np.array(b.entropy),
+    ...(b.sequenceLengths ? { sequenceLengths: np.array(b.sequenceLengths) } : {}),
+    ...(b.tokenWeights ? { tokenWeights: np.array(b.tokenWeights) } : {}),
+    ...(b.explored ? { explored: np.array(b.explored) } : {}),
+  };
+}

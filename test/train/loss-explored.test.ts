@@ -9,21 +9,20 @@ import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { grad, initEngine, np, type Tensor } from '../../src/model/engine.ts';
 import { parseLossConfig, type LengthNorm } from '../../src/train/loss-config.ts';
-import { policyLoss, type PolicyLossInputs } from '../../src/train/loss-rl.ts';
-import { BATCH, near, scalar } from './loss-batch-fixture.ts';
+import { policyLoss } from '../../src/train/loss-rl.ts';
+import { BATCH, lossInputs, near, scalar, type HostBatch } from './loss-batch-fixture.ts';
 
 before(async () => {
   await initEngine({ threads: 1 });
 });
 
-type Batch = typeof BATCH;
 
 // Row 0's first token and row 1's last are explored; their recorded logprobs are placeholders.
 const EXPLORED = [
   [1, 0, 0],
   [0, 0, 1],
 ];
-const WITH_PLACEHOLDERS: Batch = {
+const WITH_PLACEHOLDERS: HostBatch = {
   ...BATCH,
   oldLp: BATCH.oldLp.map((r, i) => r.map((v, t) => (EXPLORED[i][t] ? 0 : v))),
   samplingLp: BATCH.samplingLp.map((r, i) => r.map((v, t) => (EXPLORED[i][t] ? 0 : v))),
@@ -31,30 +30,17 @@ const WITH_PLACEHOLDERS: Batch = {
   refLp: BATCH.refLp.map((r, i) => r.map((v, t) => (EXPLORED[i][t] ? -0.01 : v))),
 };
 /** The same batch with every anchor equal to π_new's value at the explored tokens. */
-const SELF_ANCHORED: Batch = {
+const SELF_ANCHORED: HostBatch = {
   ...BATCH,
   oldLp: BATCH.oldLp.map((r, i) => r.map((v, t) => (EXPLORED[i][t] ? BATCH.newLp[i][t] : v))),
   samplingLp: BATCH.samplingLp.map((r, i) => r.map((v, t) => (EXPLORED[i][t] ? BATCH.newLp[i][t] : v))),
   refLp: BATCH.refLp.map((r, i) => r.map((v, t) => (EXPLORED[i][t] ? BATCH.newLp[i][t] : v))),
 };
 
-function inputs(b: Batch, newLogprobs: Tensor, explored: boolean): PolicyLossInputs {
-  return {
-    newLogprobs,
-    oldLogprobs: np.array(b.oldLp),
-    samplingLogprobs: np.array(b.samplingLp),
-    advantages: np.array(b.advantages),
-    mask: np.array(b.mask),
-    refLogprobs: np.array(b.refLp),
-    entropy: np.array(b.entropy),
-    ...(explored ? { explored: np.array(EXPLORED) } : {}),
-  };
-}
-
-async function evaluate(b: Batch, explored: boolean, lengthNorm: LengthNorm, offline: boolean) {
+async function evaluate(b: HostBatch, explored: boolean, lengthNorm: LengthNorm, offline: boolean) {
   const settings = parseLossConfig({ lengthNorm, maxCompletionTokens: 4, klBeta: 0.1 });
   const input = (lp: Tensor) => {
-    const x = inputs(b, lp, explored);
+    const x = lossInputs(explored ? { ...b, explored: EXPLORED } : b, lp);
     if (!offline) {
       x.oldLogprobs!.dispose();
       delete x.oldLogprobs;
@@ -88,10 +74,9 @@ test('explored tokens: ratio 1 whatever their logprobs, no KL; loss, gradient an
 });
 
 test('without explored tokens the flag changes nothing', async () => {
-  const none = { ...BATCH };
   const settings = parseLossConfig({ klBeta: 0.1 });
-  const plain = policyLoss(inputs(none, np.array(BATCH.newLp), false), settings);
-  const flagged = policyLoss({ ...inputs(none, np.array(BATCH.newLp), false), explored: np.zeros([2, 3]) }, settings);
+  const plain = policyLoss(lossInputs(BATCH, np.array(BATCH.newLp)), settings);
+  const flagged = policyLoss(lossInputs({ ...BATCH, explored: [[0, 0, 0], [0, 0, 0]] }, np.array(BATCH.newLp)), settings);
   near(await scalar(flagged[0]), await scalar(plain[0]), 1e-7, 'loss');
   for (const [name, t] of Object.entries(plain[1])) near(await scalar(flagged[1][name]), await scalar(t), 1e-7, name);
 });

@@ -8,25 +8,12 @@ import { before, test } from 'node:test';
 import { grad, initEngine, np, type Tensor } from '../../src/model/engine.ts';
 import { parseLossConfig, type LengthNorm } from '../../src/train/loss-config.ts';
 import { lengthNormWeights } from '../../src/train/loss-normalize.ts';
-import { policyLoss, type PolicyLossInputs } from '../../src/train/loss-rl.ts';
-import { BATCH, near, scalar } from './loss-batch-fixture.ts';
+import { policyLoss } from '../../src/train/loss-rl.ts';
+import { BATCH, lossInputs, near, scalar, type HostBatch } from './loss-batch-fixture.ts';
 
 before(async () => {
   await initEngine({ threads: 1 });
 });
-
-/** Per-token host data of a batch [R][T] (newLp is the differentiated input). */
-interface HostBatch {
-  newLp: number[][];
-  oldLp: number[][];
-  samplingLp: number[][];
-  advantages: number[][];
-  mask: number[][];
-  refLp: number[][];
-  entropy: number[][];
-  sequenceLengths?: number[][];
-  tokenWeights?: number[][];
-}
 
 const DATA_FIELDS = ['oldLp', 'samplingLp', 'advantages', 'mask', 'refLp', 'entropy', 'sequenceLengths'] as const;
 
@@ -47,20 +34,6 @@ function repeated(b: HostBatch, rows: { source: number; keep: number[] }[]): { b
   return { batch, select };
 }
 
-function inputs(b: HostBatch, newLogprobs: Tensor): PolicyLossInputs {
-  return {
-    newLogprobs,
-    oldLogprobs: np.array(b.oldLp),
-    samplingLogprobs: np.array(b.samplingLp),
-    advantages: np.array(b.advantages),
-    mask: np.array(b.mask),
-    refLogprobs: np.array(b.refLp),
-    entropy: np.array(b.entropy),
-    ...(b.sequenceLengths ? { sequenceLengths: np.array(b.sequenceLengths) } : {}),
-    ...(b.tokenWeights ? { tokenWeights: np.array(b.tokenWeights) } : {}),
-  };
-}
-
 /** log π_new of `b` from the flat log π_new of the weighted batch (through `select` when given). */
 function logprobsOf(flat: Tensor, T: number, select?: number[][]): Tensor {
   const x = select ? np.matmul(flat, np.array(select)) : flat;
@@ -71,8 +44,8 @@ function logprobsOf(flat: Tensor, T: number, select?: number[][]): Tensor {
 async function evaluate(b: HostBatch, flatLp: number[][], lengthNorm: LengthNorm, select?: number[][]) {
   const T = b.mask[0].length;
   const settings = parseLossConfig({ lengthNorm, maxCompletionTokens: 4, klBeta: 0.1 });
-  const [loss, metrics] = policyLoss(inputs(b, logprobsOf(np.array(flatLp), T, select)), settings);
-  const g = grad((lp: Tensor) => policyLoss(inputs(b, logprobsOf(lp, T, select)), settings)[0])(np.array(flatLp));
+  const [loss, metrics] = policyLoss(lossInputs(b, logprobsOf(np.array(flatLp), T, select)), settings);
+  const g = grad((lp: Tensor) => policyLoss(lossInputs(b, logprobsOf(lp, T, select)), settings)[0])(np.array(flatLp));
   const values: Record<string, number> = {};
   for (const [name, t] of Object.entries(metrics)) values[name] = await scalar(t);
   return { loss: await scalar(loss), grad: Array.from(await g.data(), Number), metrics: values };
