@@ -6,7 +6,9 @@
  * identical ones trained once with their count as weight, samples-merge.ts) → optimiser steps
  * (mini-batches, epochs) → the new weights are published to the policy. Groups that tie are dropped
  * (advantage 0), but under samples.invalidAnswers 'penalize' their refused answers still train at
- * the penalty, for episodes as for dense decisions. With `report.mode`
+ * the penalty, for episodes as for dense decisions. Under the dense estimator each decision's
+ * answers form its group, with `advantage.explore` also legal actions none of them took
+ * (explored-answers.ts). With `report.mode`
  * 'supervised', the oracle's report answers of every usable trajectory (not only the groups that
  * have advantages: a supervised target needs none) join the RL samples, trained by likelihood in
  * the same forward (report-sft-samples.ts, trainer-loss.ts).
