@@ -141,7 +141,7 @@ export function newsvendorTrainPreset(options: Record<string, unknown>): Record<
  * 0.91, where two runs of the same seed without it ended at 0.45 and 0.53) but the default average
  * of steps 60–100 0.66 (0.60 without); at seed 2 (run_49cda6ed99b6421f, averaging steps 90–100)
  * 0.54, its step-100 weights 0.54 (at step 70 0.64, where the same seed without explore,
- * run_77af3d82c7054ca9, had 0.34). Two seeds that far apart do not make a default. Measured without
+ * run_77af3d82c7054ca9, had 0.34, yet handed over 0.89 at step 100). Not a default. Measured without
  * explore (seed 1,
  * run_cc2220fd27944165, one thread beside other runs, 6,504 s): handed over 5.92 [5.61, 6.23] on 300
  * held-out seeds (random 5.17, warm start 5.16, the rule greedy 6.23, oracle 6.50: normalised 0.56;
