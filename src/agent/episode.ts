@@ -18,7 +18,7 @@ import { describeZodError, envResetSchema, envStepSchema } from '../core/schemas
 import type { DecisionSamples, ParseErrorKind, Trajectory, TrajectoryStatus, Turn } from '../core/trajectory.ts';
 import { sampledActionRewards } from '../envs/action-rewards.ts';
 import type { Action, Env, EnvReset, EnvStep } from '../envs/env.ts';
-import type { Policy, PolicyRequest } from '../policy/policy.ts';
+import { callSampling, type Policy, type PolicyRequest } from '../policy/policy.ts';
 import { callPolicy, errorText } from './call-policy.ts';
 import { isoNow } from './iso-now.ts';
 import type { EpisodeSettings } from './episode-settings.ts';
@@ -280,7 +280,7 @@ class Episode {
             modelId: input.policy.name,
             policyVersion: 0,
           };
-    turn.calls.push({ messages: request.messages, tools: this.tools, completion, latencyMs: result.latencyMs });
+    turn.calls.push({ messages: request.messages, tools: this.tools, completion, latencyMs: result.latencyMs, sampling: callSampling(request) });
     if (result.kind === 'completion') this.countCompletion(completion);
     if (result.kind === 'completion' && k > 1 && completion.finishReason !== 'error') {
       turn.calls[turn.calls.length - 1].decision = await this.scoreDecision(turn, [completion, ...result.others]);

@@ -11,10 +11,26 @@ export interface LlmCall {
   tools: ToolSpec[];
   completion: Completion;
   latencyMs: number;
+  /** The sampling settings the call asked for; absent in older records. */
+  sampling?: CallSampling;
   /** Set when the env refused this call's answer (not a legal action), retried or not. */
   invalid?: boolean;
   /** The other answers drawn at this decision, each scored exactly (dense envs; EpisodeSettings.decisionSamples). */
   decision?: DecisionSamples;
+}
+
+/**
+ * What a call asked its sampler for: what its completions' `logprobs` are relative to (an external
+ * trainer that rescales logits needs the temperature). null: left to the backend's default (a
+ * request through `spindle proxy` that did not say).
+ */
+export interface CallSampling {
+  temperature: number | null;
+  maxTokens: number | null;
+  topP?: number;
+  topK?: number;
+  stop?: string[];
+  seed?: number;
 }
 
 /**

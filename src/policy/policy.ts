@@ -1,6 +1,7 @@
 /** The Policy contract: scripted baselines, the embedded model and remote servers all answer it. */
 import type { Completion } from '../core/completion.ts';
 import type { Message, ToolSpec } from '../core/messages.ts';
+import type { CallSampling } from '../core/trajectory.ts';
 import type { ActionDistribution, DecisionView } from '../envs/env.ts';
 
 export interface SamplingOptions {
@@ -10,6 +11,19 @@ export interface SamplingOptions {
   topK?: number;
   stop?: string[];
   seed?: number;
+}
+
+/** The record of what a request asked its sampler for (LlmCall.sampling). */
+export function callSampling(options: SamplingOptions): CallSampling {
+  const { temperature, maxTokens, topP, topK, stop, seed } = options;
+  return {
+    temperature,
+    maxTokens,
+    ...(topP !== undefined ? { topP } : {}),
+    ...(topK !== undefined ? { topK } : {}),
+    ...(stop !== undefined ? { stop } : {}),
+    ...(seed !== undefined ? { seed } : {}),
+  };
 }
 
 export interface PolicyRequest extends SamplingOptions {

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { describeZodError } from '../core/schemas.ts';
 import type { Message, ToolCall, ToolSpec } from '../core/messages.ts';
+import type { CallSampling } from '../core/trajectory.ts';
 import { ProxyRequestError } from './proxy-errors.ts';
 
 const contentPart = z.looseObject({ type: z.string(), text: z.string().optional() });
@@ -38,6 +39,14 @@ export const chatRequestSchema = z.looseObject({
   tools: z.array(wireTool).nullable().optional(),
   stream: z.boolean().nullable().optional(),
   n: z.number().int().min(1).nullable().optional(),
+  // Sampling settings, checked only as far as the record needs (the upstream judges their ranges).
+  temperature: z.number().min(0).nullish(),
+  top_p: z.number().nullish(),
+  top_k: z.number().int().nullish(),
+  max_tokens: z.number().int().min(1).nullish(),
+  max_completion_tokens: z.number().int().min(1).nullish(),
+  stop: z.union([z.string(), z.array(z.string())]).nullish(),
+  seed: z.number().int().nullish(),
 });
 export type ChatRequest = z.infer<typeof chatRequestSchema>;
 type WireMessage = z.infer<typeof wireMessage>;
@@ -85,6 +94,23 @@ function toMessage(m: WireMessage): Message {
 
 export function toMessages(request: ChatRequest): Message[] {
   return request.messages.map(toMessage);
+}
+
+/**
+ * What the request asked its sampler for; null where it left a setting to the upstream's default.
+ * A top_k ≤ 0 is vLLM's "off" and is not recorded.
+ */
+export function toCallSampling(request: ChatRequest): CallSampling {
+  const { temperature, top_p, top_k, stop, seed } = request;
+  const stops = stop == null ? [] : typeof stop === 'string' ? [stop] : stop;
+  return {
+    temperature: temperature ?? null,
+    maxTokens: request.max_completion_tokens ?? request.max_tokens ?? null,
+    ...(top_p != null ? { topP: top_p } : {}),
+    ...(top_k != null && top_k > 0 ? { topK: top_k } : {}),
+    ...(stops.length > 0 ? { stop: stops } : {}),
+    ...(seed != null ? { seed } : {}),
+  };
 }
 
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;

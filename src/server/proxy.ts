@@ -17,7 +17,7 @@ import type { Store } from '../store/store.ts';
 import { recordChoices, type WireResponse } from './proxy-completion.ts';
 import { openAiError, ProxyRequestError } from './proxy-errors.ts';
 import { errorMessageOf, forwardHeaders, returnedHeaders, upstreamUrl } from './proxy-forward.ts';
-import { toMessages, toToolSpecs, parseChatRequest } from './proxy-messages.ts';
+import { toCallSampling, toMessages, toToolSpecs, parseChatRequest } from './proxy-messages.ts';
 import { callNaming, checkId } from './proxy-naming.ts';
 import { SseAccumulator } from './proxy-stream.ts';
 import { TrajectoryRecorder, type UpstreamFailure } from './trajectory-recorder.ts';
@@ -184,6 +184,7 @@ async function chat(
         model: chatRequest.model,
         messages: toMessages(chatRequest),
         tools: toToolSpecs(chatRequest),
+        sampling: toCallSampling(chatRequest),
         latencyMs,
         streamed,
         choices: response ? recordChoices(response, chatRequest.model) : [],

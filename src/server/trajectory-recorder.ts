@@ -12,7 +12,7 @@
 import type { Completion } from '../core/completion.ts';
 import { nowIso } from '../core/ids.ts';
 import type { Message, ToolSpec } from '../core/messages.ts';
-import type { Group, LlmCall, RewardParts, Trajectory, Turn } from '../core/trajectory.ts';
+import type { CallSampling, Group, LlmCall, RewardParts, Trajectory, Turn } from '../core/trajectory.ts';
 import { applyGroupScore, unscoredMarks, type GroupRewardPart, type GroupScore } from '../rewards/group-reward.ts';
 import type { Store } from '../store/store.ts';
 import { failedCompletion, type RecordedChoice } from './proxy-completion.ts';
@@ -33,6 +33,7 @@ export interface RecordedCall {
   model: string;
   messages: Message[];
   tools: ToolSpec[];
+  sampling: CallSampling;
   latencyMs: number;
   streamed: boolean;
   /** One per choice; empty when the call failed. */
@@ -102,6 +103,7 @@ export class TrajectoryRecorder {
       tools: call.tools,
       completion,
       latencyMs: call.latencyMs,
+      sampling: call.sampling,
     }));
     const info: Record<string, unknown> = { conversation, streamed: call.streamed, model: call.model };
     if (call.failure) {

@@ -76,6 +76,16 @@ const llmCallSchema = z.looseObject({
   tools: z.array(toolSpecSchema),
   completion: completionSchema,
   latencyMs: finite,
+  sampling: z
+    .looseObject({
+      temperature: finite.min(0).nullable(),
+      maxTokens: int.min(1).nullable(),
+      topP: finite.optional(),
+      topK: int.optional(),
+      stop: z.array(z.string()).optional(),
+      seed: int.optional(),
+    })
+    .optional(),
   invalid: z.boolean().optional(),
   decision: z
     .looseObject({

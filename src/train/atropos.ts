@@ -14,6 +14,7 @@
  *                          atroposlib's BaseEnv checks; packing fallbacks can make it differ from G)
  *   messages[i]            when trajectories are given: the conversation of the sequence's last call
  *                          (its prompt messages, then the sampled text as the assistant message)
+ *   generation_params      as given, or when trajectories are given the calls' one recorded temperature
  */
 import type { Message } from '../core/messages.ts';
 import type { Trajectory } from '../core/trajectory.ts';
@@ -27,7 +28,11 @@ export const ATROPOS_MASKED_LOGPROB = 1.0;
 export interface AtroposExportOptions {
   /** The trajectories the samples came from; when given, `messages` is filled in. */
   trajectories?: readonly Trajectory[];
-  /** Sent as `generation_params` (e.g. { temperature }); Atropos's trainer reads temperature from it. */
+  /**
+   * Sent as `generation_params` (e.g. { temperature }); Atropos's trainer reads temperature from it.
+   * Default with `trajectories`: { temperature } where every call behind a group's samples recorded
+   * the same temperature above 0 (LlmCall.sampling), else none.
+   */
   generationParams?: Record<string, unknown>;
   /** Merged into every group's `group_overrides` (group_id and group_size are always Spindle's). */
   groupOverrides?: Record<string, unknown>;
@@ -60,7 +65,8 @@ export function toAtroposScoredData(samples: readonly TrainingSample[], options:
       group_overrides: { ...options.groupOverrides, group_id: groupId, group_size: members.length },
     };
     if (trajectories) data.messages = members.map((s) => sequenceMessages(s, trajectories));
-    if (options.generationParams) data.generation_params = options.generationParams;
+    const generationParams = options.generationParams ?? (trajectories ? recordedTemperature(members, trajectories) : undefined);
+    if (generationParams) data.generation_params = generationParams;
     if (options.envId !== undefined) data.env_id = options.envId;
     return parseAtroposScoredData(data, `scored_data.${g}`);
   });
@@ -69,6 +75,18 @@ export function toAtroposScoredData(samples: readonly TrainingSample[], options:
 /** One ScoredData per line (each checked), e.g. to replay into /scored_data later. */
 export function atroposToJsonl(groups: readonly AtroposScoredData[]): string {
   return encodeJsonl(groups, atroposScoredDataSchema, 'scored_data');
+}
+
+/** { temperature } when every call behind these samples recorded one and the same temperature above 0. */
+function recordedTemperature(samples: readonly TrainingSample[], trajectories: ReadonlyMap<string, Trajectory>): { temperature: number } | undefined {
+  const temperatures = new Set<number | null>();
+  for (const sample of samples) {
+    for (const span of sample.spans) {
+      temperatures.add(trajectories.get(sample.trajectoryId)?.turns[span.turn]?.calls[span.call]?.sampling?.temperature ?? null);
+    }
+  }
+  const [only] = temperatures;
+  return temperatures.size === 1 && only !== null && only > 0 ? { temperature: only } : undefined;
 }
 
 type AtroposMessage = { role: string; content: string; [key: string]: unknown };

@@ -50,6 +50,8 @@ describe('runEpisode: a clean episode', () => {
     assert.equal(policy.requests[0].view !== undefined, true);
     assert.equal(typeof policy.requests[0].seed, 'number');
     assert.notEqual(policy.requests[0].seed, policy.requests[1].seed);
+    // Each call records the sampling settings it asked for, its own seed included.
+    assert.deepEqual(t.turns.map((turn) => turn.calls[0].sampling), policy.requests.map((r) => ({ temperature: 1, maxTokens: 64, seed: r.seed })));
     assert.deepEqual(
       { turns: t.metrics.turns, llmCalls: t.metrics.llmCalls, invalid: t.metrics.invalidActions, win: t.metrics.win, loss: t.metrics.loss },
       { turns: 2, llmCalls: 2, invalid: 0, win: 1, loss: 0 },

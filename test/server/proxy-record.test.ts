@@ -56,7 +56,7 @@ describe('spindle proxy with the openai client', () => {
     const otherTask = new OpenAI({ baseURL: `${proxy.url}/t/path-2/task/T2/v1`, apiKey: 'k' });
 
     const before = upstream.sampled.length;
-    const r1 = await byHeader.chat.completions.create(ask('hello one'));
+    const r1 = await byHeader.chat.completions.create(ask('hello one', { ...VLLM_IDS, temperature: 0.5, max_tokens: 16, top_k: -1, seed: 7, stop: 'END' }));
     const r2 = await byPath.chat.completions.create(ask('hello two'));
     const r3 = await otherTask.chat.completions.create(ask('hello three'));
     assert.equal(r1.choices[0].message.content, 'echo: hello one');
@@ -76,6 +76,9 @@ describe('spindle proxy with the openai client', () => {
       assert.equal(messages.at(-1)?.role, 'user');
       assert.equal(t.messages.at(-1)?.role, 'assistant');
     }
+    // What each call asked its sampler for (top_k -1 is vLLM's "off"); unsaid settings are the upstream's.
+    assert.deepEqual(t1.turns[0].calls[0].sampling, { temperature: 0.5, maxTokens: 16, seed: 7, stop: ['END'] });
+    assert.deepEqual(t2.turns[0].calls[0].sampling, { temperature: null, maxTokens: null });
     assert.equal(t1.reward, 1);
     assert.equal(t1.groupId, `${proxy.runId}:T1`);
     assert.equal(t2.groupId, t1.groupId);
@@ -185,6 +188,7 @@ describe('spindle proxy with the openai client', () => {
     await expectError(await post('/t/bad-1/v1/chat/completions', JSON.stringify({ model: 'toy', messages: [{ role: 'user', content: 'x'.repeat(5000) }] })), 413, /over the 4096-byte limit/);
     await expectError(await post('/t/bad-1/v1/chat/completions', JSON.stringify({ model: 'toy' })), 400, /^messages: /);
     await expectError(await post('/t/bad-1/v1/chat/completions', JSON.stringify({ model: 7, messages: [{ role: 'user', content: 'x' }] })), 400, /^model: /);
+    await expectError(await post('/t/bad-1/v1/chat/completions', JSON.stringify({ model: 'toy', messages: [{ role: 'user', content: 'x' }], temperature: 'hot' })), 400, /^temperature: /);
     await expectError(await post('/v1/chat/completions', JSON.stringify({ model: 'toy', messages: [{ role: 'user', content: 'x' }] })), 400, /x-spindle-trajectory/);
     await expectError(await post('/t/bad-1/v1/chat/completions', '{}', { 'x-spindle-trajectory': 'other' }), 400, /differ/);
     await expectError(await post('/t/bad%20id/v1/chat/completions', '{}'), 400, /trajectoryId: .* not a valid id/);

@@ -110,12 +110,16 @@ test('a batch is saved whole or not at all, and bad input is named', async (t) =
   raw.close();
   await assert.rejects(store.saveTrajectories([good, makeTrajectory('run_x', 6)]), /disk said no/);
   assert.equal(await store.getTrajectory(good.id), null, 'the first row of the failed batch was rolled back');
+  good.turns[0].calls[0].sampling = { temperature: 0.7, maxTokens: 64, topP: 0.9, seed: 5 };
   await store.saveTrajectories([good]);
   assert.deepEqual(await store.getTrajectory(good.id), good);
 
   const broken = makeTrajectory('run_x', 3);
   (broken.turns[0].calls[0].completion.logprobs as unknown[])[4] = null;
   await assert.rejects(store.saveTrajectories([broken]), /turns\.0\.calls\.0\.completion\.logprobs\.4/);
+  const badSampling = makeTrajectory('run_x', 3);
+  badSampling.turns[0].calls[0].sampling = { temperature: -1, maxTokens: 16 };
+  await assert.rejects(store.saveTrajectories([badSampling]), /turns\.0\.calls\.0\.sampling\.temperature/);
   const badInfo = makeTrajectory('run_x', 4);
   badInfo.turns[0].info = { edge: Number.POSITIVE_INFINITY };
   await assert.rejects(store.saveTrajectories([badInfo]), /"edge" is Infinity/);

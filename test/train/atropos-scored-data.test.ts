@@ -92,6 +92,19 @@ test('messages, generation params, group overrides and env id when asked', () =>
   assert.throws(() => toAtroposScoredData(samples, { trajectories: [] }), /trajectory 'a' turn 1 call 0 not found/);
 });
 
+test("generation params default to the calls' one recorded temperature", () => {
+  const { samples, trajectories } = batch();
+  const at = (temperatures: (number | null)[]) =>
+    trajectories.map((t, i) => ({ ...t, turns: t.turns.map((turn) => ({ ...turn, calls: turn.calls.map((c) => ({ ...c, sampling: { temperature: temperatures[i], maxTokens: 8 } })) })) }));
+  const params = (ts: typeof trajectories) => toAtroposScoredData(samples, { trajectories: ts }).map((g) => g.generation_params);
+  // Group g1 holds trajectories a and b, g2 holds c.
+  assert.deepEqual(params(at([1.5, 1.5, 0.7])), [{ temperature: 1.5 }, { temperature: 0.7 }]);
+  assert.deepEqual(params(at([1.5, 1, 0.7])), [undefined, { temperature: 0.7 }], 'two temperatures in a group: none sent');
+  assert.deepEqual(params(at([null, null, 0])), [undefined, undefined], "the backend's default or greedy: none sent");
+  assert.deepEqual(params(trajectories), [undefined, undefined], 'older records without sampling');
+  assert.deepEqual(toAtroposScoredData(samples, { trajectories: at([1.5, 1.5, 0.7]), generationParams: { temperature: 2 } })[0].generation_params, { temperature: 2 });
+});
+
 test('the schema refuses data whose lists do not line up or whose masks are neither -100 nor the id', () => {
   const good = { tokens: [[1, 2, 3]], masks: [[-100, 2, 3]], scores: [1] };
   assert.deepEqual(parseAtroposScoredData(good), good);
