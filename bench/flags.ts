@@ -7,10 +7,14 @@ export function flag(args: string[], name: string, fallback: string): string {
   return value;
 }
 
+/** The value of flag `--name` as an integer ≥ min, or an error naming the flag. */
+export function integerFlagValue(name: string, text: string, min: number): number {
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value < min) throw new Error(`--${name} must be an integer ≥ ${min}, got ${text}`);
+  return value;
+}
+
 /** A benchmark's `--name N` flag that must be a positive integer, or the fallback when it is absent. */
 export function positiveIntFlag(args: string[], name: string, fallback: number): number {
-  const text = flag(args, name, String(fallback));
-  const value = Number(text);
-  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer, got ${text}`);
-  return value;
+  return integerFlagValue(name, flag(args, name, String(fallback)), 1);
 }

@@ -19,6 +19,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_MODEL_CONFIG, REFERENCE_BENCH_CONFIG, REFERENCE_BENCH_SHAPE } from '../src/model/builtin-configs.ts';
 import type { ModelConfig } from '../src/model/config.ts';
+import { flag, positiveIntFlag } from './flags.ts';
 import type { BenchFigures } from './run.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -176,21 +177,15 @@ function torchFigures(python: string, specs: Record<string, BenchSpec>, threads:
   return (JSON.parse(lines[lines.length - 1]) as { configs: Record<string, Figures> }).configs;
 }
 
-function option(args: string[], name: string): string | undefined {
-  const i = args.indexOf(name);
-  return i === -1 ? undefined : args[i + 1];
-}
-
 function round(figures: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(figures).map(([k, v]) => [k, typeof v === 'number' && !Number.isInteger(v) ? Math.round(v * 100) / 100 : v]));
 }
 
 export async function run(args: string[], log: (line: string) => void): Promise<BenchFigures> {
-  const threads = Number(option(args, '--threads') ?? availableParallelism());
-  const seconds = Number(option(args, '--seconds') ?? 1);
-  const names = (option(args, '--configs') ?? Object.keys(BENCH_SPECS).join(',')).split(',');
+  const threads = positiveIntFlag(args, 'threads', availableParallelism());
+  const seconds = Number(flag(args, 'seconds', '1'));
+  const names = flag(args, 'configs', Object.keys(BENCH_SPECS).join(',')).split(',');
   for (const name of names) if (!BENCH_SPECS[name]) throw new Error(`--configs: unknown config '${name}' (known: ${Object.keys(BENCH_SPECS).join(', ')})`);
-  if (!Number.isInteger(threads) || threads < 1) throw new Error(`--threads must be a positive integer`);
   if (!(seconds > 0)) throw new Error(`--seconds must be > 0`);
 
   const python = args.includes('--no-torch') ? null : findTorchPython();

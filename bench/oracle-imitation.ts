@@ -24,6 +24,7 @@ import { loadEnvSpec } from '../src/envs/registry.ts';
 import { oraclePolicy } from '../src/policy/scripted.ts';
 import { applyFlagOverrides, mergeTrainConfig, parseTrainConfig } from '../src/train/train-config.ts';
 import { finalEvaluation } from '../src/train/trainer-final.ts';
+import { integerFlagValue } from './flags.ts';
 import { tempTrainRun } from './temp-train-run.ts';
 import type { BenchFigures } from './run.ts';
 
@@ -41,10 +42,7 @@ function parseFlags(args: string[]): Flags {
 
 function intFlag(flags: Flags, name: FlagName, fallback: number | null, min: number): number | null {
   const text = flags[name]?.[0];
-  if (text === undefined) return fallback;
-  const v = Number(text);
-  if (!Number.isSafeInteger(v) || v < min) throw new Error(`--${name} must be an integer ≥ ${min}, got ${text}`);
-  return v;
+  return text === undefined ? fallback : integerFlagValue(name, text, min);
 }
 
 /** The report with policy `from` (the temporary run's `run:ID`) named `to`, in its rows and head-to-head tables. */

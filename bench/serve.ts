@@ -9,18 +9,11 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import OpenAI from 'openai';
+import { positiveIntFlag } from './flags.ts';
 import type { BenchFigures, BenchRun } from './run.ts';
 
 const BIN = resolve(import.meta.dirname, '../bin/spindle.js');
 const LEVELS = [1, 8, 32];
-
-function flag(args: string[], name: string, fallback: number): number {
-  const i = args.indexOf(name);
-  if (i < 0) return fallback;
-  const v = Number(args[i + 1]);
-  if (!Number.isInteger(v) || v < 1) throw new Error(`${name}: a positive integer, got ${args[i + 1]}`);
-  return v;
-}
 
 function quantile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
@@ -29,9 +22,9 @@ function quantile(sorted: readonly number[], q: number): number {
 const round = (x: number) => Math.round(x * 100) / 100;
 
 export const run: BenchRun = async (args, log) => {
-  const requests = flag(args, '--requests', 64);
-  const maxTokens = flag(args, '--max-tokens', 32);
-  const threads = flag(args, '--threads', 1);
+  const requests = positiveIntFlag(args, 'requests', 64);
+  const maxTokens = positiveIntFlag(args, 'max-tokens', 32);
+  const threads = positiveIntFlag(args, 'threads', 1);
   const db = join(mkdtempSync(join(tmpdir(), 'spindle-bench-serve-')), 'empty.db');
   const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--threads', String(threads), '--db', db], { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
