@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
-import { np, type Tensor } from '../../src/model/engine.ts';
-import type { PolicyLossInputs } from '../../src/train/loss-rl.ts';
+import { grad, np, type Tensor } from '../../src/model/engine.ts';
+import type { LossSettings } from '../../src/train/loss-config.ts';
+import { policyLoss, type PolicyLossInputs } from '../../src/train/loss-rl.ts';
 
 /** A loss tensor's scalar value. */
 export async function scalar(t: Tensor): Promise<number> {
@@ -72,4 +73,13 @@ export function lossInputs(b: HostBatch, newLogprobs: Tensor): PolicyLossInputs 
     ...(b.tokenWeights ? { tokenWeights: np.array(b.tokenWeights) } : {}),
     ...(b.explored ? { explored: np.array(b.explored) } : {}),
   };
+}
+
+/** policyLoss at log π_new = `lp`: the loss, its gradient w.r.t. `lp` (flat) and every metric. */
+export async function lossAt(inputsOf: (lp: Tensor) => PolicyLossInputs, lp: number[][], settings: LossSettings) {
+  const [loss, metrics] = policyLoss(inputsOf(np.array(lp)), settings);
+  const g = grad((x: Tensor) => policyLoss(inputsOf(x), settings)[0])(np.array(lp));
+  const values: Record<string, number> = {};
+  for (const [name, t] of Object.entries(metrics)) values[name] = await scalar(t);
+  return { loss: await scalar(loss), grad: Array.from(await g.data(), Number), metrics: values };
 }

@@ -7,10 +7,9 @@
  */
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
-import { grad, initEngine, np, type Tensor } from '../../src/model/engine.ts';
+import { initEngine, type Tensor } from '../../src/model/engine.ts';
 import { parseLossConfig, type LengthNorm } from '../../src/train/loss-config.ts';
-import { policyLoss } from '../../src/train/loss-rl.ts';
-import { BATCH, lossInputs, near, scalar, type HostBatch } from './loss-batch-fixture.ts';
+import { BATCH, lossAt, lossInputs, near, type HostBatch } from './loss-batch-fixture.ts';
 
 before(async () => {
   await initEngine({ threads: 1 });
@@ -37,8 +36,7 @@ const SELF_ANCHORED: HostBatch = {
   refLp: BATCH.refLp.map((r, i) => r.map((v, t) => (EXPLORED[i][t] ? BATCH.newLp[i][t] : v))),
 };
 
-async function evaluate(b: HostBatch, explored: boolean, lengthNorm: LengthNorm, offline: boolean) {
-  const settings = parseLossConfig({ lengthNorm, maxCompletionTokens: 4, klBeta: 0.1 });
+function evaluate(b: HostBatch, explored: boolean, lengthNorm: LengthNorm, offline: boolean) {
   const input = (lp: Tensor) => {
     const x = lossInputs(explored ? { ...b, explored: EXPLORED } : b, lp);
     if (!offline) {
@@ -47,11 +45,7 @@ async function evaluate(b: HostBatch, explored: boolean, lengthNorm: LengthNorm,
     }
     return x;
   };
-  const [loss, metrics] = policyLoss(input(np.array(b.newLp)), settings);
-  const g = grad((lp: Tensor) => policyLoss(input(lp), settings)[0])(np.array(b.newLp));
-  const values: Record<string, number> = {};
-  for (const [name, t] of Object.entries(metrics)) values[name] = await scalar(t);
-  return { loss: await scalar(loss), grad: Array.from(await g.data(), Number), metrics: values };
+  return lossAt(input, b.newLp, parseLossConfig({ lengthNorm, maxCompletionTokens: 4, klBeta: 0.1 }));
 }
 
 test('explored tokens: ratio 1 whatever their logprobs, no KL; loss, gradient and metrics by the self-anchored batch', async () => {
@@ -75,8 +69,9 @@ test('explored tokens: ratio 1 whatever their logprobs, no KL; loss, gradient an
 
 test('without explored tokens the flag changes nothing', async () => {
   const settings = parseLossConfig({ klBeta: 0.1 });
-  const plain = policyLoss(lossInputs(BATCH, np.array(BATCH.newLp)), settings);
-  const flagged = policyLoss(lossInputs({ ...BATCH, explored: [[0, 0, 0], [0, 0, 0]] }, np.array(BATCH.newLp)), settings);
-  near(await scalar(flagged[0]), await scalar(plain[0]), 1e-7, 'loss');
-  for (const [name, t] of Object.entries(plain[1])) near(await scalar(flagged[1][name]), await scalar(t), 1e-7, name);
+  const plain = await lossAt((lp) => lossInputs(BATCH, lp), BATCH.newLp, settings);
+  const flagged = await lossAt((lp) => lossInputs({ ...BATCH, explored: [[0, 0, 0], [0, 0, 0]] }, lp), BATCH.newLp, settings);
+  near(flagged.loss, plain.loss, 1e-7, 'loss');
+  flagged.grad.forEach((x, i) => near(x, plain.grad[i], 1e-7, `d loss / d log π [${i}]`));
+  for (const [name, value] of Object.entries(plain.metrics)) near(flagged.metrics[name], value, 1e-7, name);
 });

@@ -5,11 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
-import { grad, initEngine, np, type Tensor } from '../../src/model/engine.ts';
+import { initEngine, np, type Tensor } from '../../src/model/engine.ts';
 import { parseLossConfig, type LengthNorm } from '../../src/train/loss-config.ts';
 import { lengthNormWeights } from '../../src/train/loss-normalize.ts';
-import { policyLoss } from '../../src/train/loss-rl.ts';
-import { BATCH, lossInputs, near, scalar, type HostBatch } from './loss-batch-fixture.ts';
+import { BATCH, lossAt, lossInputs, near, type HostBatch } from './loss-batch-fixture.ts';
 
 before(async () => {
   await initEngine({ threads: 1 });
@@ -41,14 +40,9 @@ function logprobsOf(flat: Tensor, T: number, select?: number[][]): Tensor {
 }
 
 /** Loss, d loss / d log π_new (flat, of the weighted batch's positions), and every metric. */
-async function evaluate(b: HostBatch, flatLp: number[][], lengthNorm: LengthNorm, select?: number[][]) {
+function evaluate(b: HostBatch, flatLp: number[][], lengthNorm: LengthNorm, select?: number[][]) {
   const T = b.mask[0].length;
-  const settings = parseLossConfig({ lengthNorm, maxCompletionTokens: 4, klBeta: 0.1 });
-  const [loss, metrics] = policyLoss(lossInputs(b, logprobsOf(np.array(flatLp), T, select)), settings);
-  const g = grad((lp: Tensor) => policyLoss(lossInputs(b, logprobsOf(lp, T, select)), settings)[0])(np.array(flatLp));
-  const values: Record<string, number> = {};
-  for (const [name, t] of Object.entries(metrics)) values[name] = await scalar(t);
-  return { loss: await scalar(loss), grad: Array.from(await g.data(), Number), metrics: values };
+  return lossAt((lp) => lossInputs(b, logprobsOf(lp, T, select)), flatLp, parseLossConfig({ lengthNorm, maxCompletionTokens: 4, klBeta: 0.1 }));
 }
 
 async function assertSame(weighted: HostBatch, rows: { source: number; keep: number[] }[], what: string): Promise<void> {
