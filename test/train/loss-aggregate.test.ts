@@ -6,7 +6,7 @@ import { parseLossConfig } from '../../src/train/loss-config.ts';
 import { lengthNormWeights, maskedMean, weightedSum, type LengthNormOptions } from '../../src/train/loss-normalize.ts';
 import { policyLoss } from '../../src/train/loss-rl.ts';
 import { supervisedLoss } from '../../src/train/loss-sft.ts';
-import { BATCH, near, scalar } from './loss-batch-fixture.ts';
+import { BATCH, lossInputs, near, scalar } from './loss-batch-fixture.ts';
 
 before(async () => {
   await initEngine({ threads: 1 });
@@ -69,15 +69,7 @@ test('maskedMean ignores masked values', async () => {
 // kl (grpo) = 0.1 · ((0.004837 + 0)/2 + (0 + 0.004837 + 0.021403)/3) / 2 = 0.000558
 
 function batchInputs(newLp: Tensor = np.array(BATCH.newLp)) {
-  return {
-    newLogprobs: newLp,
-    samplingLogprobs: np.array(BATCH.samplingLp),
-    oldLogprobs: np.array(BATCH.oldLp),
-    advantages: np.array(BATCH.advantages),
-    mask: np.array(BATCH.mask),
-    refLogprobs: np.array(BATCH.refLp),
-    entropy: np.array(BATCH.entropy),
-  };
+  return lossInputs(BATCH, newLp);
 }
 
 test('policy loss: clipped PG with truncated IS and k3 KL, and every metric, by hand', async () => {
@@ -115,7 +107,7 @@ test('policy loss: dapo and dr_grpo on the same batch; cispo; no old policy mean
   near(await scalar(cispo), -0.26981824, 1e-6, 'cispo (grpo)');
   // Without oldLogprobs the sampler is the anchor: r = exp(new − sampling), no weight.
   const { oldLogprobs, ...rest } = batchInputs();
-  oldLogprobs.dispose();
+  oldLogprobs!.dispose();
   const [onPolicy, m] = policyLoss(rest, parseLossConfig({ lengthNorm: 'dapo' }));
   // new − sampling = [[0.2, 0.8], [0.5, −0.3, 0.3]]; r = [1.221403, 2.225541, 1.648721, 0.740818, 1.349859]
   // −min(r·A, clip(r)·A) = [−1.221403, 2.225541, 1.648721, −1.481636, −0.64]  → mean 0.1062446
@@ -169,7 +161,7 @@ test('policy loss: the entropy bonus subtracts c · the length-normalised entrop
 test('policy loss: entropyCoef > 0 without the entropy is an error', () => {
   assert.throws(() => {
     const { entropy, ...rest } = batchInputs();
-    entropy.dispose();
+    entropy!.dispose();
     policyLoss(rest, parseLossConfig({ entropyCoef: 0.01, klBeta: 0.1 }));
   }, /entropyCoef > 0 needs the per-token entropy/);
 });
@@ -177,7 +169,7 @@ test('policy loss: entropyCoef > 0 without the entropy is an error', () => {
 test('policy loss: klBeta > 0 without a reference is an error', () => {
   assert.throws(() => {
     const { refLogprobs, ...rest } = batchInputs();
-    refLogprobs.dispose();
+    refLogprobs!.dispose();
     policyLoss(rest, parseLossConfig({ klBeta: 0.1 }));
   }, /klBeta > 0 needs refLogprobs/);
 });
