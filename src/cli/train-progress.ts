@@ -83,6 +83,17 @@ export function trainProgressPrinter(
         break;
       case 'checkpoint':
         break;
+      case 'select': {
+        const c = event.candidate;
+        const left = event.count - event.index - 1;
+        write(
+          `validation ${event.index + 1}/${event.count}: ${c.weights === 'average' ? 'the weight average' : `step ${c.weights}'s weights`} ` +
+            `greedy return ${fmt(c.meanReturn)} [${fmt(c.ci95[0])}, ${fmt(c.ci95[1])}]${c.failed > 0 ? `, ${c.failed} episodes failed` : ''}` +
+            (left > 0 ? ` ETA ${duration(left * event.seconds)}` : ''),
+          true,
+        );
+        break;
+      }
       case 'step': {
         const m = event.metrics;
         const perStep = rlPace.perUnit(event.step, clock(), m['time/step_s'] ?? null);

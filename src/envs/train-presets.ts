@@ -158,7 +158,9 @@ export function newsvendorTrainPreset(options: Record<string, unknown>): Record<
  * sampling temperature 1.5 (rollouts scored at it) handed over −0.03 (docs/results.md, "Bandit").
  */
 export function banditTrainPreset(options: Record<string, unknown>): Record<string, unknown> {
-  return denseAtBetaTenth(options, 100);
+  const preset = denseAtBetaTenth(options, 100);
+  if (options.report === true) return preset;
+  return { ...preset, checkpointEvery: 10, select: { episodes: 300 } };
 }
 
 /** The dense preset with the KL's weight at 0.1 for `steps` steps (report runs keep the episode preset). */

@@ -12,6 +12,7 @@ import type { EvalReport, PolicyEval } from '../eval/evaluate.ts';
 import { blackjackStrategyChart } from '../eval/blackjack-strategy-chart.ts';
 import { normalisedScoreLine } from '../eval/normalised-score.ts';
 import type { TableMove } from '../train/greedy-table-value.ts';
+import type { HandOverSelection } from '../train/trainer-state.ts';
 import type { AveragedSteps } from '../train/weight-average.ts';
 import { learningCurveSvg, type CurveSeries, type ReferenceLine } from './learning-curve.ts';
 
@@ -35,8 +36,10 @@ export interface TrainReportInput {
   finalEval: EvalReport | null;
   /** The trained policy's name in finalEval. */
   trainedPolicy: string;
-  /** The steps whose weights the trained policy averages; null: the last step's weights. */
+  /** The steps whose weights the trained policy averages; null: one step's weights. */
   weightAverage: AveragedSteps | null;
+  /** How the trained policy was chosen on validation seeds; null: not chosen (the average, else the last step's weights). */
+  handOver: HandOverSelection | null;
   /** Seconds of the final evaluation (not in the metrics). */
   finalEvalSeconds: number;
 }
@@ -112,6 +115,7 @@ export function trainReportMarkdown(input: TrainReportInput): string {
     ['training', total(input.metrics, 'time/train_s')],
     ['evaluations', total(input.metrics, 'time/eval_s')],
     ['checkpoints', total(input.metrics, 'time/checkpoint_s')],
+    ['choosing the handed-over policy', total(input.metrics, 'time/select_s')],
     ['final evaluation', input.finalEvalSeconds],
   ];
   const accounted = phases.reduce((a, [, s]) => a + s, 0);
@@ -136,13 +140,7 @@ export function trainReportMarkdown(input: TrainReportInput): string {
     const e = input.finalEval;
     lines.push('## Final evaluation', '');
     lines.push(`${e.episodes} held-out seeds from ${e.firstSeed}, greedy decoding, every policy on the same seeds. Optimal return: ${fmt(e.optimalReturn)}.`, '');
-    const w = input.weightAverage;
-    lines.push(
-      w
-        ? `The trained policy is the mean of the weights after each of steps ${w.firstStep}–${w.lastStep} (${w.count} snapshots; the learning curve's evaluations are of each step's own weights).`
-        : "The trained policy is the last step's weights.",
-      '',
-    );
+    lines.push(trainedPolicyLine(input), '');
     const metricNames = [...new Set(e.policies.flatMap((p) => Object.keys(p.metrics)))].sort();
     const scored = e.policies.some((p) => p.normalisedScore !== null);
     const header = ['policy', 'mean return', '95% CI', 'exact return', 'win', 'draw', 'loss', 'invalid', ...metricNames, ...(scored ? ['normalised'] : [])];
@@ -174,6 +172,8 @@ export function trainReportMarkdown(input: TrainReportInput): string {
     if (table) lines.push(...strategyChartSection(table.moves, input.envOptions));
   }
 
+  if (input.handOver) lines.push(...handOverSection(input.handOver));
+
   const evalSteps = metricSeries(input.metrics, 'eval/mean_return');
   if (evalSteps.length > 0) {
     const exact = new Map(metricSeries(input.metrics, 'eval/exact_return').map((p) => [p.x, p.y]));
@@ -189,6 +189,34 @@ export function trainReportMarkdown(input: TrainReportInput): string {
   }
   lines.push('## Config', '', '```json', JSON.stringify(input.config, null, 2), '```', '');
   return lines.join('\n');
+}
+
+/** Which weights the trained policy is. */
+function trainedPolicyLine(input: TrainReportInput): string {
+  const w = input.weightAverage;
+  const chosen = input.handOver?.chosen;
+  const why = input.handOver ? ', chosen on validation seeds (below)' : '';
+  if (w) return `The trained policy is the mean of the weights after each of steps ${w.firstStep}–${w.lastStep} (${w.count} snapshots; the learning curve's evaluations are of each step's own weights)${why}.`;
+  if (typeof chosen === 'number') return `The trained policy is RL's own weights after step ${chosen}${why}.`;
+  return "The trained policy is the last step's weights.";
+}
+
+/** The candidates for the handed-over policy and their greedy returns on the validation seeds. */
+function handOverSection(h: HandOverSelection): string[] {
+  const lines = [
+    '## Choosing the handed-over policy',
+    '',
+    `Each candidate played ${h.episodes} validation seeds from ${h.firstSeed} (apart from the evaluation's) greedily; the highest mean return was handed over.`,
+    '',
+    '| weights | validation mean return | 95% CI | failed |',
+    '|---|---:|---|---:|',
+  ];
+  for (const c of h.candidates) {
+    const name = c.weights === 'average' ? 'weight average' : `step ${c.weights}`;
+    lines.push(`| ${c.weights === h.chosen ? `**${name} (handed over)**` : name} | ${fmt(c.meanReturn)} | [${fmt(c.ci95[0])}, ${fmt(c.ci95[1])}] | ${c.failed} |`);
+  }
+  lines.push('');
+  return lines;
 }
 
 /** The trained policy's Blackjack greedy table as a strategy chart against the optimal moves. */

@@ -5,7 +5,9 @@
  * `optimizer.safetensors` (AdamW's moments as `m.<name>` / `v.<name>`, float32) and
  * `trainer-state.json` (step, policy version, RNG state, config, metrics so far), and, while the run
  * averages its weights (weight-average.ts), `rl-weights.safetensors`: the weights RL continues from,
- * the model's being the average the run would hand over; after a reference reset (train-config.ts
+ * the model's being the average the run would hand over; at a last step where the run chose another
+ * policy to hand over (handover-select.ts), `average-weights.safetensors`: the average it goes on
+ * with should the run be resumed for more steps; after a reference reset (train-config.ts
  * loss.referenceResetEvery), `reference-weights.safetensors`: the KL's reference. Each is written to
  * a temporary folder and renamed into place, so a crash never leaves half a checkpoint.
  */
@@ -25,6 +27,7 @@ import { modelAssets, type ModelAssets } from './default-model.ts';
 export const OPTIMIZER_FILE = 'optimizer.safetensors';
 export const TRAINER_STATE_FILE = 'trainer-state.json';
 export const RL_WEIGHTS_FILE = 'rl-weights.safetensors';
+export const AVERAGE_WEIGHTS_FILE = 'average-weights.safetensors';
 export const REFERENCE_WEIGHTS_FILE = 'reference-weights.safetensors';
 export const LORA_ADAPTERS_FILE = 'rl-lora-adapters.safetensors';
 
@@ -73,8 +76,10 @@ export interface TrainCheckpoint<S> {
   assets: ModelAssets;
   /** The model's weights: the policy the run hands over at this step. */
   params: HostParams;
-  /** The weights RL continues from, when they differ from `params` (a weight average); else null. */
+  /** The weights RL continues from, when they differ from `params` (a weight average, a chosen step); else null. */
   rlParams?: HostParams | null;
+  /** The weight average under way, when `params` holds another policy chosen to hand over; else null. */
+  averageParams?: HostParams | null;
   /** The KL's reference when a reset replaced the warm start (trainer-state.ts `reference`); else null. */
   referenceParams?: HostParams | null;
   /** RL's LoRA adapters (train.lora; rl-weights.ts), which the optimiser state then belongs to; else null. */
@@ -104,6 +109,7 @@ export function saveTrainCheckpoint<S>(runDir: string, step: number, checkpoint:
   writeAtomically(dir, (tmp) => {
     saveModelFolder(tmp, checkpoint.assets, checkpoint.params);
     if (checkpoint.rlParams) writeSafetensors(join(tmp, RL_WEIGHTS_FILE), tensorMap(checkpoint.rlParams), { metadata: { format: 'pt' } });
+    if (checkpoint.averageParams) writeSafetensors(join(tmp, AVERAGE_WEIGHTS_FILE), tensorMap(checkpoint.averageParams), { metadata: { format: 'pt' } });
     if (checkpoint.referenceParams) writeSafetensors(join(tmp, REFERENCE_WEIGHTS_FILE), tensorMap(checkpoint.referenceParams), { metadata: { format: 'pt' } });
     if (checkpoint.loraAdapters) writeSafetensors(join(tmp, LORA_ADAPTERS_FILE), tensorMap(checkpoint.loraAdapters), { metadata: { format: 'pt' } });
     if (checkpoint.adapter) {
@@ -136,18 +142,9 @@ export function loadTrainCheckpoint<S>(dir: string, parseState: (json: unknown, 
   }
   const state = parseState(json, statePath);
   const { assets, params } = loadModelFolder(dir);
-  // Weights kept beside the model's (the same tensors, checked against the model's config), or null.
-  const extraWeights = (file: string): HostParams | null => {
-    const path = join(dir, file);
-    if (!existsSync(path)) return null;
-    const { tensors } = readSafetensors(path);
-    validateTensors(tensors, paramShapes(assets.cfg), path);
-    const out: HostParams = {};
-    for (const name of Object.keys(params)) out[name] = { shape: [...tensors[name].shape], data: tensors[name].data };
-    return out;
-  };
-  const rlParams = extraWeights(RL_WEIGHTS_FILE);
-  const referenceParams = extraWeights(REFERENCE_WEIGHTS_FILE);
+  const rlParams = weightsBeside(dir, RL_WEIGHTS_FILE, assets.cfg);
+  const averageParams = weightsBeside(dir, AVERAGE_WEIGHTS_FILE, assets.cfg);
+  const referenceParams = weightsBeside(dir, REFERENCE_WEIGHTS_FILE, assets.cfg);
   const adaptersPath = join(dir, LORA_ADAPTERS_FILE);
   let loraAdapters: HostParams | null = null;
   if (existsSync(adaptersPath)) {
@@ -178,5 +175,23 @@ export function loadTrainCheckpoint<S>(dir: string, parseState: (json: unknown, 
     }
     optimizer = { step, config, m, v };
   }
-  return { assets, params, rlParams, referenceParams, loraAdapters, optimizer, state };
+  return { assets, params, rlParams, averageParams, referenceParams, loraAdapters, optimizer, state };
+}
+
+/** Weights kept beside a checkpoint's model (the same tensors, checked against its config), or null when the file is absent. */
+function weightsBeside(dir: string, file: string, cfg: ModelAssets['cfg']): HostParams | null {
+  const path = join(dir, file);
+  if (!existsSync(path)) return null;
+  const { tensors } = readSafetensors(path);
+  const shapes = paramShapes(cfg);
+  validateTensors(tensors, shapes, path);
+  const out: HostParams = {};
+  for (const name of Object.keys(shapes)) out[name] = { shape: [...tensors[name].shape], data: tensors[name].data };
+  return out;
+}
+
+/** RL's own weights at a training checkpoint: `rl-weights.safetensors` where the model's differ from them, else the model's. */
+export function loadRlWeights(dir: string): HostParams {
+  const { assets, params } = loadModelFolder(dir);
+  return weightsBeside(dir, RL_WEIGHTS_FILE, assets.cfg) ?? params;
 }

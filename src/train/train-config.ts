@@ -223,6 +223,18 @@ export const trainConfigSchema = z.strictObject({
       from: z.number().min(0, 'must be ≥ 0').max(1, 'must be ≤ 1').nullable().default(0.6),
     })
     .prefault({}),
+  /**
+   * Choosing the policy a run hands over by its greedy return on `episodes` validation seeds, a
+   * block apart from the evaluation's (handover-select.ts): the candidates are the weight average
+   * and RL's own weights at each checkpoint from step ⌊from × steps⌋ on (so checkpointEvery sets how
+   * many). null (the default): the weight average, else the last step's weights, unjudged.
+   */
+  select: z
+    .strictObject({
+      episodes: positiveInt.nullable().default(null),
+      from: z.number().min(0, 'must be ≥ 0').max(1, 'must be ≤ 1').default(0.6),
+    })
+    .prefault({}),
   samples: samplesConfigSchema.prefault({}),
   update: z
     .strictObject({

@@ -8,7 +8,7 @@ import type { BlackjackOptions } from '../envs/blackjack/options.ts';
 import { blackjackSpec } from '../envs/blackjack/spec.ts';
 import type { Policy } from '../policy/policy.ts';
 import { runRollouts } from '../rollout/rollouts.ts';
-import { assertSomeFinished } from '../rollout/summary.ts';
+import { assertSomeFinished, type RolloutSummary } from '../rollout/summary.ts';
 import { blackjackGreedyTable } from './greedy-table.ts';
 import { evalSeeds } from './trainer-seeds.ts';
 
@@ -47,18 +47,28 @@ export async function exactGreedyValue<O extends Record<string, unknown>>(
   return { exactReturn: table.exactReturn, invalidRate: table.invalidRate };
 }
 
-export async function periodicEval<O extends Record<string, unknown>>(request: PeriodicEvalRequest<O>): Promise<PeriodicEval> {
-  const start = performance.now();
+/** The policy's greedy episodes on `seeds`; `what` names them in the error when none finished. */
+export async function greedySummary<O extends Record<string, unknown>>(
+  request: Omit<PeriodicEvalRequest<O>, 'episodes'>,
+  seeds: number[],
+  what: string,
+): Promise<RolloutSummary> {
   const { summary } = await runRollouts({
     spec: request.spec,
     options: request.options,
     policy: request.policy,
-    seeds: evalSeeds(request.episodes),
+    seeds,
     concurrency: request.concurrency,
     episode: { maxTurns: request.maxTurns, maxTokens: request.maxTokens, temperature: 0 },
     keepTrajectories: false,
   });
-  assertSomeFinished(summary, 'evaluation on held-out seeds');
+  assertSomeFinished(summary, what);
+  return summary;
+}
+
+export async function periodicEval<O extends Record<string, unknown>>(request: PeriodicEvalRequest<O>): Promise<PeriodicEval> {
+  const start = performance.now();
+  const summary = await greedySummary(request, evalSeeds(request.episodes), 'evaluation on held-out seeds');
   const exact = await exactGreedyValue(request.spec, request.options, request.policy, request.maxTokens);
   return {
     meanReturn: summary.meanReturn.mean,

@@ -25,6 +25,30 @@ export const warmStartSummarySchema = z.object({
 });
 export type WarmStartSummary = z.infer<typeof warmStartSummarySchema>;
 
+/** 'average': the weight average (weight-average.ts); a number: RL's own weights after that step. */
+const handOverWeightsSchema = z.union([z.literal('average'), z.number().int().min(1)]);
+export type HandOverWeights = z.infer<typeof handOverWeightsSchema>;
+
+/** One candidate for the handed-over policy and its greedy play on the validation seeds (handover-select.ts). */
+const validatedCandidateSchema = z.object({
+  weights: handOverWeightsSchema,
+  meanReturn: z.number(),
+  ci95: z.tuple([z.number(), z.number()]),
+  /** Validation episodes that failed (the mean is over the others). */
+  failed: z.number().int().min(0),
+});
+export type ValidatedCandidate = z.infer<typeof validatedCandidateSchema>;
+
+/** How the run chose the policy it hands over (train-config.ts `select`). */
+export const handOverSelectionSchema = z.object({
+  /** The validation seeds: `episodes` of them from `firstSeed`. */
+  firstSeed: z.number().int().min(0),
+  episodes: z.number().int().min(1),
+  candidates: z.array(validatedCandidateSchema).min(1),
+  chosen: handOverWeightsSchema,
+});
+export type HandOverSelection = z.infer<typeof handOverSelectionSchema>;
+
 export const trainerStateSchema = z.object({
   format: z.literal(TRAINER_STATE_FORMAT),
   runId: z.string(),
@@ -60,6 +84,12 @@ export const trainerStateSchema = z.object({
    * Null (or absent, in older checkpoints): the warm start.
    */
   reference: z.object({ step: z.number().int().min(1) }).nullable().default(null),
+  /**
+   * At the run's last step, when `select` chose the handed-over policy: the candidates and the one
+   * chosen, which the checkpoint's model weights then hold (RL's own in `rl-weights.safetensors`, the
+   * weight average in `average-weights.safetensors` where they differ). Null (or absent): no choice.
+   */
+  handOver: handOverSelectionSchema.nullable().default(null),
   /** The critic estimator's table of action values (critic.ts, actionValuesToJson); null under the other estimators. */
   actionValues: z.unknown().default(null),
   /** Per-step metrics so far, by step. */

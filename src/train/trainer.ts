@@ -21,7 +21,17 @@ import type { Policy } from '../policy/policy.ts';
 import type { Store } from '../store/store.ts';
 import { AdamW, type AdamWOptions } from '../model/adamw.ts';
 import { rewardsForReportMode } from '../rewards/report-mode.ts';
-import { LORA_ADAPTERS_FILE, loadModelFolder, REFERENCE_WEIGHTS_FILE, RL_WEIGHTS_FILE, saveModelFolder, saveTrainCheckpoint, type TrainCheckpoint } from './checkpoint-io.ts';
+import {
+  checkpointPath,
+  LORA_ADAPTERS_FILE,
+  loadModelFolder,
+  loadRlWeights,
+  REFERENCE_WEIGHTS_FILE,
+  RL_WEIGHTS_FILE,
+  saveModelFolder,
+  saveTrainCheckpoint,
+  type TrainCheckpoint,
+} from './checkpoint-io.ts';
 import { createDefaultModel, type ModelAssets } from './default-model.ts';
 import { parseLossConfig } from './loss-config.ts';
 import { LayoutShapes } from './rl-batch.ts';
@@ -32,23 +42,25 @@ import { evalMetrics, periodicEval, type PeriodicEval } from './trainer-eval.ts'
 import { frozenLogprobs, rlLoss, type RlStepInputs } from './trainer-loss.ts';
 import { trainerPolicy } from './trainer-policy.ts';
 import { finiteMetrics } from './trainer-metrics.ts';
-import { TRAINER_STATE_FORMAT, type TrainerState, type WarmStartSummary } from './trainer-state.ts';
+import { TRAINER_STATE_FORMAT, type HandOverSelection, type TrainerState, type ValidatedCandidate, type WarmStartSummary } from './trainer-state.ts';
 import { FormatAnchor } from './format-anchor.ts';
 import { rlStep, type RlStepContext } from './trainer-step.ts';
 import { warmStart, type WarmStartCheck } from './warm-start.ts';
 import { reusedSummary, saveWarmStartRecord, type WarmStartSource } from './warm-start-reuse.ts';
 import { averageFirstStep, WeightAverage, type AveragedSteps } from './weight-average.ts';
+import { earlierCandidateSteps, selectHandOver } from './handover-select.ts';
 
 /** The row length runs had before it was measured (checkpoints that did not record one). */
 const LEGACY_ROW_LENGTH = 128;
 
 export type TrainEvent =
-  | { type: 'phase'; phase: 'model' | 'warm-start' | 'rl'; message: string }
+  | { type: 'phase'; phase: 'model' | 'warm-start' | 'rl' | 'select'; message: string }
   | { type: 'warm-start-step'; step: number; maxSteps: number; loss: number }
   | { type: 'warm-start-check'; check: WarmStartCheck }
   | { type: 'eval'; step: number; eval: PeriodicEval }
   | { type: 'step'; step: number; steps: number; metrics: Record<string, number>; episodes: number; wallSeconds: number }
-  | { type: 'checkpoint'; step: number; path: string };
+  | { type: 'checkpoint'; step: number; path: string }
+  | { type: 'select'; candidate: ValidatedCandidate; index: number; count: number; seconds: number };
 
 export interface TrainRunInput<O extends Record<string, unknown>> {
   spec: EnvSpec<O>;
@@ -79,9 +91,11 @@ export interface TrainOutcome {
   maxTokens: number;
   warmStart: WarmStartSummary | null;
   lastEval: PeriodicEval | null;
-  /** The steps whose weights the trained policy averages (weight-average.ts); null: the last step's weights. */
+  /** The steps whose weights the trained policy averages (weight-average.ts); null: it is one step's weights. */
   weightAverage: AveragedSteps | null;
-  /** The trained policy (the weight average, else the last step's weights); the caller closes it. */
+  /** How the trained policy was chosen on validation seeds (handover-select.ts); null: not chosen. */
+  handOver: HandOverSelection | null;
+  /** The trained policy (chosen, else the weight average, else the last step's weights); the caller closes it. */
   policy: EmbeddedPolicy;
   assets: ModelAssets;
   /** Folder of the last checkpoint, relative to the run folder. */
@@ -129,6 +143,9 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
   let episodes: number;
   let lastEval: PeriodicEval | null = null;
   let average: WeightAverage | null = null;
+  // The choice of the handed-over policy and its weights, made at the last step (handover-select.ts).
+  let handOver: HandOverSelection | null = null;
+  let handedOver: HostParams | null = null;
   // The KL's reference after a reset (host copy, for checkpoints) and the step whose weights it holds; null: the warm start.
   let referenceHost: HostParams | null = resume?.referenceParams ?? null;
   let referenceStep: number | null = resume?.state.reference?.step ?? null;
@@ -136,7 +153,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
   const actionValues: ActionValueTable = savedValues ? actionValuesFromJson(savedValues, `the checkpoint of step ${resume!.state.step}: actionValues`) : new Map();
   if (resume) {
     const restored = resume.state.weightAverage;
-    if (restored && !resume.rlParams) {
+    if (restored && !resume.rlParams && !resume.averageParams) {
       throw new UsageError(`the checkpoint of step ${resume.state.step} averages weights but has no ${RL_WEIGHTS_FILE} (RL's own weights) to continue from`);
     }
     if (referenceStep !== null && !referenceHost) {
@@ -145,7 +162,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
     // Checkpoints from before the answer budget was saved with the model get it from the run state.
     assets = { ...resume.assets, answerBudget: resume.state.maxTokens };
     params = toParams(resume.rlParams ?? resume.params);
-    if (restored) average = new WeightAverage(restored.firstStep, { params: resume.params, count: restored.count });
+    if (restored) average = new WeightAverage(restored.firstStep, { params: resume.averageParams ?? resume.params, count: restored.count });
     warm = resume.state.warmStart;
     maxTokens = resume.state.maxTokens;
     firstStep = resume.state.step + 1;
@@ -195,6 +212,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
       warmStart: warm,
       weightAverage: average && average.count > 0 ? { firstStep: average.firstStep, count: average.count } : null,
       reference: referenceStep !== null ? { step: referenceStep } : null,
+      handOver,
       actionValues: settings.advantage.estimator === 'critic' ? actionValuesToJson(actionValues) : null,
       metrics: history,
     };
@@ -223,6 +241,21 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
   // The held-out evaluation (greedy); the next step's rollouts do not reuse its cached prompts (rlStep).
   const evaluate = (): Promise<PeriodicEval> =>
     periodicEval({ spec, options, policy, episodes: settings.evalEpisodes, maxTurns, maxTokens, concurrency: settings.rollout.concurrency });
+  /** The policy to hand over, chosen on validation seeds among the weight average and RL's own weights at the late checkpoints. */
+  async function chooseHandOver(episodes: number, step: number, last: HostParams, averaged: HostParams | null) {
+    const earlierSteps = earlierCandidateSteps(settings.select.from, step, settings.checkpointEvery);
+    const count = earlierSteps.length + 1 + (averaged ? 1 : 0);
+    emit({ type: 'phase', phase: 'select', message: `choosing the policy to hand over: ${count} candidates, each greedy on ${episodes} validation seeds` });
+    return selectHandOver({
+      play: { spec, options, policy, maxTurns, maxTokens, concurrency: settings.rollout.concurrency },
+      episodes,
+      average: averaged,
+      last: { step, params: last },
+      earlierSteps,
+      loadEarlier: (earlier) => loadRlWeights(join(runDir, checkpointPath(earlier))),
+      onCandidate: (candidate, index, total, seconds) => emit({ type: 'select', candidate, index, count: total, seconds }),
+    });
+  }
   try {
     if (reused) {
       const what = reused.from === reused.runId ? `the warm start of run ${reused.runId} (${reused.record.summary.steps} steps)` : `the checkpoint run:${reused.from}`;
@@ -354,16 +387,28 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
           emit({ type: 'eval', step, eval: lastEval });
         }
         await saveSome(store, result.trajectories, settings.saveTrajectoriesPerStep);
+        const averaged = average?.params ?? null;
+        if (step === settings.steps) {
+          handedOver = averaged ?? snapshot!;
+          if (settings.select.episodes !== null) {
+            const t = performance.now();
+            const chosen = await chooseHandOver(settings.select.episodes, step, snapshot!, averaged);
+            handOver = chosen.selection;
+            handedOver = chosen.params;
+            metrics['time/select_s'] = (performance.now() - t) / 1000;
+          }
+        }
         if (step % settings.checkpointEvery === 0 || step === settings.steps) {
           const t1 = performance.now();
           metrics['time/step_s'] = (t1 - t0) / 1000;
           await record(step, metrics);
-          const averaged = average?.params ?? null;
+          const model = step === settings.steps ? handedOver! : (averaged ?? snapshot!);
           const state = initialState(step);
           lastCheckpoint = saveTrainCheckpoint(runDir, step, {
             assets,
-            params: averaged ?? snapshot!,
-            rlParams: averaged ? snapshot : null,
+            params: model,
+            rlParams: model === snapshot ? null : snapshot,
+            averageParams: averaged && model !== averaged ? averaged : null,
             referenceParams: referenceStep !== null ? referenceHost : null,
             loraAdapters: await weights.adapters(),
             optimizer: await weights.trainer.optimizer.state(),
@@ -382,10 +427,10 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
       weights.dispose();
       if (reference) tree.dispose(reference.params);
     }
-    if (average?.params) {
-      const averaged = toParams(average.params);
-      policy.updateWeights(averaged, settings.steps);
-      tree.dispose(averaged);
+    if (handedOver) {
+      const handed = toParams(handedOver);
+      policy.updateWeights(handed, settings.steps);
+      tree.dispose(handed);
     }
     return {
       runId,
@@ -397,7 +442,9 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
       maxTokens,
       warmStart: warm,
       lastEval,
-      weightAverage: average?.params ? { firstStep: average.firstStep, lastStep: settings.steps, count: average.count } : null,
+      weightAverage:
+        average?.params && (handOver === null || handOver.chosen === 'average') ? { firstStep: average.firstStep, lastStep: settings.steps, count: average.count } : null,
+      handOver,
       policy,
       assets,
       lastCheckpoint,

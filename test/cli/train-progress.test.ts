@@ -101,3 +101,14 @@ test('a step whose groups nearly all tied says so: the group-relative estimator 
   assert.match(h.lines[2], / tied 72\/80 groups/);
   assert.doesNotMatch(h.lines[3], /tied/);
 });
+
+test('each validated candidate for the handed-over policy gets its own line, with the ETA of the rest', () => {
+  const h = harness(10);
+  const candidate = (weights: 'average' | number, meanReturn: number, failed: number) => ({ weights, meanReturn, ci95: [meanReturn - 0.25, meanReturn + 0.25] as [number, number], failed });
+  h.print({ type: 'select', candidate: candidate('average', 6.017, 0), index: 0, count: 3, seconds: 40 });
+  h.print({ type: 'select', candidate: candidate(90, 6.123, 2), index: 2, count: 3, seconds: 45 });
+  assert.deepEqual(h.lines, [
+    'validation 1/3: the weight average greedy return 6.0170 [5.7670, 6.2670] ETA 1m20s\n',
+    "validation 3/3: step 90's weights greedy return 6.1230 [5.8730, 6.3730], 2 episodes failed\n",
+  ]);
+});

@@ -53,6 +53,7 @@ test('metric series, smoothing and the report markdown', () => {
     finalEval: null,
     trainedPolicy: 'run:r',
     weightAverage: null,
+    handOver: null,
     finalEvalSeconds: 2,
   });
   assert.match(md, /\| rollouts \| 8\.0 \| 40\.0% \|/);

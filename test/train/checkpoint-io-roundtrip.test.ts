@@ -10,7 +10,7 @@ import { before, test } from 'node:test';
 import { initEngine } from '../../src/model/engine.ts';
 import { loadEmbeddedPolicy } from '../../src/policy/embedded-load.ts';
 import type { AdamWState } from '../../src/model/adamw.ts';
-import { checkpointPath, loadModelFolder, loadTrainCheckpoint, saveTrainCheckpoint, TRAINER_STATE_FILE } from '../../src/train/checkpoint-io.ts';
+import { checkpointPath, loadModelFolder, loadRlWeights, loadTrainCheckpoint, saveTrainCheckpoint, TRAINER_STATE_FILE } from '../../src/train/checkpoint-io.ts';
 import { createDefaultModel, paddedVocab } from '../../src/train/default-model.ts';
 import { parseTrainConfig } from '../../src/train/train-config.ts';
 import { parseTrainerState, TRAINER_STATE_FORMAT, type TrainerState } from '../../src/train/trainer-state.ts';
@@ -42,6 +42,7 @@ function state(step: number): TrainerState {
     wallSeconds: 3.5,
     warmStart: null,
     weightAverage: null,
+    handOver: null,
     reference: null,
     metrics: { '1': { 'reward/mean': 0.25 } },
   };
@@ -106,6 +107,27 @@ test('a training checkpoint round-trips exactly and its folder loads as model:DI
   for (const name of Object.keys(params)) assert.deepEqual(withReference.referenceParams?.[name].data, referenceParams[name].data, `reference ${name}`);
   saveTrainCheckpoint(runDir, 11, { assets, params, referenceParams: wrongShape, optimizer, state: reset });
   assert.throws(() => loadTrainCheckpoint(join(runDir, checkpointPath(11)), parseTrainerState), /reference-weights\.safetensors: tensor "model\.norm\.weight" has shape \[1\]/);
+  // At a last step that handed over a chosen step, the average sits beside the model and RL's own weights.
+  const averageParams = Object.fromEntries(Object.entries(params).map(([k, t]) => [k, { shape: t.shape, data: t.data.map((x) => x * 3) }]));
+  const handOver = {
+    firstSeed: 400_000_000,
+    episodes: 4,
+    candidates: [
+      { weights: 'average' as const, meanReturn: 0.5, ci95: [0, 1] as [number, number], failed: 0 },
+      { weights: 6, meanReturn: 0.75, ci95: [0.25, 1] as [number, number], failed: 1 },
+    ],
+    chosen: 6,
+  };
+  saveTrainCheckpoint(runDir, 12, { assets, params, rlParams, averageParams, optimizer, state: { ...averaging, handOver } });
+  const chosen = loadTrainCheckpoint(join(runDir, checkpointPath(12)), parseTrainerState);
+  assert.deepEqual(chosen.state.handOver, handOver);
+  for (const name of Object.keys(params)) assert.deepEqual(chosen.averageParams?.[name].data, averageParams[name].data, `average ${name}`);
+  assert.equal(withAverage.averageParams, null, 'no average file where the model is the average');
+  // RL's own weights: the rl-weights file where there is one, else the model's.
+  assert.deepEqual(loadRlWeights(join(runDir, checkpointPath(12)))['model.norm.weight'].data, rlParams['model.norm.weight'].data);
+  assert.deepEqual(loadRlWeights(join(runDir, path))['model.norm.weight'].data, params['model.norm.weight'].data);
+  writeFileSync(join(runDir, checkpointPath(12), TRAINER_STATE_FILE), JSON.stringify({ ...averaging, handOver: { ...handOver, chosen: 0 } }));
+  assert.throws(() => loadTrainCheckpoint(join(runDir, checkpointPath(12)), parseTrainerState), /trainer-state\.json: .*handOver\.chosen/);
   // A checkpoint with no optimizer (the random init) reads back with null moments.
   const init = saveTrainCheckpoint(runDir, 0, { assets, params, optimizer: null, state: state(0) });
   assert.equal(loadTrainCheckpoint(join(runDir, init), parseTrainerState).optimizer, null);

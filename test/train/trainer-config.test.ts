@@ -161,6 +161,9 @@ test('built-in presets are valid configs; every env but Blackjack measures its r
     // 0.1 for 150 steps (the first run that read the day), the bandit at 0.1 for 100 (0.08 → 0.56); the others keep β 1.
     assert.equal(c.loss.klBeta, { nim: 0.05, newsvendor: 0.1, bandit: 0.1 }[spec.name] ?? 1, `${spec.name}: the KL's weight`);
     assert.equal(c.steps, { newsvendor: 150, bandit: 100, blackjack: 200 }[spec.name] ?? 250, `${spec.name}: steps`);
+    // The bandit chooses the policy it hands over among its checkpoints every 10 steps from step 60 and
+    // their average, on 300 validation seeds (its single steps' weights swing late); the others hand over the average.
+    assert.deepEqual([c.select.episodes, c.checkpointEvery], spec.name === 'bandit' ? [300, 10] : [null, 50], `${spec.name}: choosing the handed-over policy`);
     // Blackjack anneals β to 0 (the default); the others keep it constant, as they were measured.
     assert.equal(c.loss.klBetaEndRatio, spec.name === 'blackjack' ? 0 : 1, `${spec.name}: the KL's schedule`);
     // Every env trains refused answers at the penalty, also in groups dropped for tying (a format collapse heals).

@@ -57,6 +57,7 @@ test('bandit: regret and normalised scores of the trained policy and the warm st
     finalEval: report,
     trainedPolicy: 'run:r',
     weightAverage: null,
+    handOver: null,
     finalEvalSeconds: 1,
   });
   assert.match(md, /The trained policy is the last step's weights\./);
@@ -83,7 +84,7 @@ test('without random and the oracle the scores are null and the report says so',
   });
   const summary = finalSummary({ report, trained: report.policies[0], warmStart: null, baselines: {} }, null);
   assert.deepEqual([summary.normalisedScore, summary.normalisedScoreBasis, summary.warmStartNormalisedScore, summary.warmStartNormalisedScoreBasis, summary.warmStart], [null, null, null, null, null]);
-  const md = trainReportMarkdown({ runId: 'r', env: 'bandit', envOptions: {}, config: {}, steps: 1, episodes: 1, wallSeconds: 1, metrics: [], warmStart: null, finalEval: report, trainedPolicy: 'run:r', weightAverage: null, finalEvalSeconds: 0 });
+  const md = trainReportMarkdown({ runId: 'r', env: 'bandit', envOptions: {}, config: {}, steps: 1, episodes: 1, wallSeconds: 1, metrics: [], warmStart: null, finalEval: report, trainedPolicy: 'run:r', weightAverage: null, handOver: null, finalEvalSeconds: 0 });
   assert.match(md, /- trained: normalised score n\/a \(random and the oracle are not both in the evaluation\)/);
   assert.ok(!md.includes('| normalised |'));
 });
@@ -96,8 +97,24 @@ test('blackjack: the trained policy greedy table becomes a strategy chart with i
     seeds: [1, 2, 3],
     episode: resolveEpisodeSettings({ temperature: 0, maxTokens: 32 }),
   });
-  const md = trainReportMarkdown({ runId: 'r', env: 'blackjack', envOptions: { natural: false, sab: false }, config: {}, steps: 1, episodes: 1, wallSeconds: 1, metrics: [], warmStart: null, finalEval: report, trainedPolicy: 'run:r', weightAverage: { firstStep: 150, lastStep: 250, count: 101 }, finalEvalSeconds: 0 });
+  const md = trainReportMarkdown({ runId: 'r', env: 'blackjack', envOptions: { natural: false, sab: false }, config: {}, steps: 1, episodes: 1, wallSeconds: 1, metrics: [], warmStart: null, finalEval: report, trainedPolicy: 'run:r', weightAverage: { firstStep: 150, lastStep: 250, count: 101 }, handOver: null, finalEvalSeconds: 0 });
   assert.match(md, /The trained policy is the mean of the weights after each of steps 150–250 \(101 snapshots;/);
+  // A policy chosen on validation seeds says which weights it is, and lists every candidate.
+  const handOver = {
+    firstSeed: 400_000_000,
+    episodes: 300,
+    candidates: [
+      { weights: 'average' as const, meanReturn: 6.017, ci95: [5.694, 6.339] as [number, number], failed: 0 },
+      { weights: 250, meanReturn: 5.997, ci95: [5.671, 6.322] as [number, number], failed: 0 },
+      { weights: 200, meanReturn: 6.123, ci95: [5.804, 6.443] as [number, number], failed: 1 },
+    ],
+    chosen: 200,
+  };
+  const chosen = trainReportMarkdown({ runId: 'r', env: 'blackjack', envOptions: { natural: false, sab: false }, config: {}, steps: 1, episodes: 1, wallSeconds: 1, metrics: [], warmStart: null, finalEval: report, trainedPolicy: 'run:r', weightAverage: null, handOver, finalEvalSeconds: 0 });
+  assert.match(chosen, /The trained policy is RL's own weights after step 200, chosen on validation seeds \(below\)\./);
+  assert.match(chosen, /Each candidate played 300 validation seeds from 400000000 \(apart from the evaluation's\) greedily/);
+  assert.match(chosen, /\| weight average \| 6\.0170 \| \[5\.6940, 6\.3390\] \| 0 \|\n\| step 250 \| 5\.9970 \| \[5\.6710, 6\.3220\] \| 0 \|\n\| \*\*step 200 \(handed over\)\*\* \| 6\.1230 \| \[5\.8040, 6\.4430\] \| 1 \|/);
+  assert.doesNotMatch(md, /## Choosing the handed-over policy/);
   // Always stick: every state where the optimum hits is bold (hard 4..11 against every dealer card among them).
   const chart = blackjackStrategyChart(report.policies[0].greedyTable!.moves, { natural: false, sab: false });
   assert.ok(chart.differences.length >= 80 && chart.differences.every((d) => d.chosen === 'stick' && d.optimal === 'hit'));

@@ -126,6 +126,7 @@ test('the final evaluation and the report files', async () => {
     finalEval: final.report,
     trainedPolicy: outcome.policy.name,
     weightAverage: null,
+    handOver: null,
     finalEvalSeconds: 1,
   });
   assert.ok(existsSync(files.curve) && existsSync(files.report));

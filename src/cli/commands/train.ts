@@ -236,6 +236,7 @@ export async function trainCommand(flags: TrainFlags): Promise<void> {
       finalEval: final.report,
       trainedPolicy: outcome.policy.name,
       weightAverage: outcome.weightAverage,
+      handOver: outcome.handOver,
       finalEvalSeconds,
     });
     const summary = {
@@ -249,6 +250,7 @@ export async function trainCommand(flags: TrainFlags): Promise<void> {
       ...finalSummary(final, outcome.warmStart?.steps ?? null),
       optimalReturn: final.report.optimalReturn,
       weightAverage: outcome.weightAverage,
+      handOver: outcome.handOver,
       checkpoint: outcome.lastCheckpoint,
       report: files.report,
       learningCurve: files.curve,
