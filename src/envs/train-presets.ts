@@ -134,10 +134,15 @@ export function newsvendorTrainPreset(options: Record<string, unknown>): Record<
 }
 
 /**
- * Bandit: the dense preset with the KL at β 0.1 for 100 steps. On five seeds it handed over 0.60
- * (seed 1), 0.89 (seed 2, seed 1's warm start), 0.72, 0.90 and 0.72 (seeds 3–5, each from scratch,
- * one thread: run_5c3b2a5df9554538, run_fe6b71f07a8f4679, run_fcc980bea43a4683, 2,321–2,468 s),
- * normalised on the 300 held-out seeds; docs/results.md, "Bandit". Not in it: `advantage.explore` 2
+ * Bandit: the dense preset with the KL at β 0.1 for 100 steps, a checkpoint every 10 steps, and the
+ * policy handed over chosen on 300 validation seeds among the average of steps 60–100 and RL's own
+ * weights at steps 60, 70, …, 100 (`select`, handover-select.ts): late in a run the single steps'
+ * weights still swing by up to 0.5 normalised, and neither the average nor the last step is the
+ * better one across seeds. Handing over the average, five seeds scored 0.60 (seed 1), 0.89 (seed 2,
+ * seed 1's warm start), 0.72, 0.90 and 0.72 (seeds 3–5, each from scratch, one thread:
+ * run_5c3b2a5df9554538, run_fe6b71f07a8f4679, run_fcc980bea43a4683, 2,321–2,468 s), normalised on
+ * the 300 held-out seeds; the choice made from seeds 3–5's checkpoints scored 0.84, 0.90 and 0.91
+ * there (docs/results.md, "Bandit"). Not in it: `advantage.explore` 2
  * (the arms no answer pulled join each decision's group: train/explored-answers.ts), measured from
  * run_cc2220fd27944165's warm start on two threads (docs/results.md, "Bandit"): at seed 1
  * (run_a5c9bdde35464788) step 100's weights scored 6.380 on the 300 held-out seeds (normalised
