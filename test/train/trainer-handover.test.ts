@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { initEngine, tree } from '../../src/model/engine.ts';
+import { tree } from '../../src/model/engine.ts';
 import { toParams, type HostParams } from '../../src/model/params.ts';
 import { runRollouts } from '../../src/rollout/rollouts.ts';
 import { openStore } from '../../src/store/open.ts';
@@ -21,7 +21,7 @@ import { trainerPolicy } from '../../src/train/trainer-policy.ts';
 import { validationSeeds } from '../../src/train/trainer-seeds.ts';
 import { parseTrainerState, type HandOverWeights } from '../../src/train/trainer-state.ts';
 import { learnedWarmStart, metricsAt, newTrainRun, pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
-import { tempDir } from '../fixtures/temp-dir.ts';
+import { trainedPickRun } from './trained-pick-run.ts';
 
 const EPISODES = 24;
 const settings: TrainSettings = parseTrainConfig(
@@ -42,11 +42,7 @@ let runA: string;
 let outcome: TrainOutcome;
 
 before(async () => {
-  await initEngine({ threads: 1 });
-  dir = tempDir('spindle-handover-');
-  store = await openStore(join(dir, 'spindle.db'));
-  runA = await newTrainRun(store);
-  outcome = await trainRun({ spec: pickSpec, options: {}, settings, store, runId: runA, resume: null });
+  ({ dir, store, runId: runA, outcome } = await trainedPickRun('spindle-handover-', settings));
 });
 
 after(async () => {

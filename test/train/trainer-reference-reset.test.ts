@@ -7,7 +7,6 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { initEngine } from '../../src/model/engine.ts';
 import { openStore } from '../../src/store/open.ts';
 import type { Store } from '../../src/store/store.ts';
 import { loadTrainCheckpoint } from '../../src/train/checkpoint-io.ts';
@@ -15,7 +14,7 @@ import { parseTrainConfig, resetsReferenceAfter, type TrainSettings } from '../.
 import { trainRun, type TrainOutcome } from '../../src/train/trainer.ts';
 import { parseTrainerState } from '../../src/train/trainer-state.ts';
 import { learnedWarmStart, metricsAt, newTrainRun, pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
-import { tempDir } from '../fixtures/temp-dir.ts';
+import { trainedPickRun } from './trained-pick-run.ts';
 
 const settings: TrainSettings = parseTrainConfig(
   tinyTrainConfig({
@@ -34,11 +33,7 @@ let runA: string;
 let outcome: TrainOutcome;
 
 before(async () => {
-  await initEngine({ threads: 1 });
-  dir = tempDir('spindle-reset-');
-  store = await openStore(join(dir, 'spindle.db'));
-  runA = await newTrainRun(store);
-  outcome = await trainRun({ spec: pickSpec, options: {}, settings, store, runId: runA, resume: null });
+  ({ dir, store, runId: runA, outcome } = await trainedPickRun('spindle-reset-', settings));
   await outcome.policy.close();
 });
 

@@ -8,7 +8,6 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { initEngine } from '../../src/model/engine.ts';
 import { writeTrainReport } from '../../src/report/train-report.ts';
 import { openStore } from '../../src/store/open.ts';
 import type { Store } from '../../src/store/store.ts';
@@ -18,7 +17,7 @@ import { trainRun, type TrainOutcome } from '../../src/train/trainer.ts';
 import { finalEvaluation } from '../../src/train/trainer-final.ts';
 import { parseTrainerState } from '../../src/train/trainer-state.ts';
 import { learnedWarmStart, metricsAt, newTrainRun, pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
-import { tempDir } from '../fixtures/temp-dir.ts';
+import { trainedPickRun } from './trained-pick-run.ts';
 
 const settings: TrainSettings = parseTrainConfig(
   tinyTrainConfig({
@@ -36,11 +35,7 @@ let runA: string;
 let outcome: TrainOutcome;
 
 before(async () => {
-  await initEngine({ threads: 1 });
-  dir = tempDir('spindle-train-');
-  store = await openStore(join(dir, 'spindle.db'));
-  runA = await newTrainRun(store);
-  outcome = await trainRun({ spec: pickSpec, options: {}, settings, store, runId: runA, resume: null });
+  ({ dir, store, runId: runA, outcome } = await trainedPickRun('spindle-train-', settings));
 });
 
 after(async () => {
