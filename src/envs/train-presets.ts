@@ -142,7 +142,8 @@ export function newsvendorTrainPreset(options: Record<string, unknown>): Record<
  * seed 1's warm start), 0.72, 0.90 and 0.72 (seeds 3–5, each from scratch, one thread:
  * run_5c3b2a5df9554538, run_fe6b71f07a8f4679, run_fcc980bea43a4683, 2,321–2,468 s), normalised on
  * the 300 held-out seeds; the choice made from seeds 3–5's checkpoints scored 0.84, 0.90 and 0.91
- * there (docs/results.md, "Bandit"). Not in it: `advantage.explore` 2
+ * there, and seeds 6–9 with it handed over 0.71, 0.76, 0.66 and 0.86 (the average would have scored
+ * 0.66, 0.85, 0.64 and 0.70; docs/results.md, "Bandit"). Not in it: `advantage.explore` 2
  * (the arms no answer pulled join each decision's group: train/explored-answers.ts), measured from
  * run_cc2220fd27944165's warm start on two threads (docs/results.md, "Bandit"): at seed 1
  * (run_a5c9bdde35464788) step 100's weights scored 6.380 on the 300 held-out seeds (normalised
