@@ -33,6 +33,8 @@ export interface HandOverRequest<O extends Record<string, unknown>> {
   /** Earlier steps (late to early) and how to read RL's own weights at each (from its checkpoint). */
   earlierSteps: readonly number[];
   loadEarlier: (step: number) => HostParams;
+  /** Before the first candidate: how many there are. */
+  onStart?: (count: number) => void;
   /** After each candidate: it, its index, the number of candidates and the seconds it took. */
   onCandidate?: (candidate: ValidatedCandidate, index: number, count: number, seconds: number) => void;
 }
@@ -45,6 +47,7 @@ export async function selectHandOver<O extends Record<string, unknown>>(
   const order: HandOverWeights[] = [...(request.average ? ['average' as const] : []), request.last.step, ...request.earlierSteps];
   const weightsOf = (w: HandOverWeights): HostParams =>
     w === 'average' ? request.average! : w === request.last.step ? request.last.params : request.loadEarlier(w);
+  request.onStart?.(order.length);
   const candidates: ValidatedCandidate[] = [];
   let best: { index: number; params: HostParams } | null = null;
   for (const [index, weights] of order.entries()) {

@@ -243,16 +243,14 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
     periodicEval({ spec, options, policy, episodes: settings.evalEpisodes, maxTurns, maxTokens, concurrency: settings.rollout.concurrency });
   /** The policy to hand over, chosen on validation seeds among the weight average and RL's own weights at the late checkpoints. */
   async function chooseHandOver(episodes: number, step: number, last: HostParams, averaged: HostParams | null) {
-    const earlierSteps = earlierCandidateSteps(settings.select.from, step, settings.checkpointEvery);
-    const count = earlierSteps.length + 1 + (averaged ? 1 : 0);
-    emit({ type: 'phase', phase: 'select', message: `choosing the policy to hand over: ${count} candidates, each greedy on ${episodes} validation seeds` });
     return selectHandOver({
       play: { spec, options, policy, maxTurns, maxTokens, concurrency: settings.rollout.concurrency },
       episodes,
       average: averaged,
       last: { step, params: last },
-      earlierSteps,
+      earlierSteps: earlierCandidateSteps(settings.select.from, step, settings.checkpointEvery),
       loadEarlier: (earlier) => loadRlWeights(join(runDir, checkpointPath(earlier))),
+      onStart: (count) => emit({ type: 'phase', phase: 'select', message: `choosing the policy to hand over: ${count} candidates, each greedy on ${episodes} validation seeds` }),
       onCandidate: (candidate, index, total, seconds) => emit({ type: 'select', candidate, index, count: total, seconds }),
     });
   }

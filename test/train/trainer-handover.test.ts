@@ -16,7 +16,7 @@ import type { Store } from '../../src/store/store.ts';
 import { AVERAGE_WEIGHTS_FILE, checkpointPath, loadModelFolder, loadRlWeights, loadTrainCheckpoint, RL_WEIGHTS_FILE } from '../../src/train/checkpoint-io.ts';
 import { earlierCandidateSteps } from '../../src/train/handover-select.ts';
 import { parseTrainConfig, type TrainSettings } from '../../src/train/train-config.ts';
-import { trainRun, type TrainOutcome } from '../../src/train/trainer.ts';
+import { trainRun, type TrainEvent, type TrainOutcome } from '../../src/train/trainer.ts';
 import { trainerPolicy } from '../../src/train/trainer-policy.ts';
 import { validationSeeds } from '../../src/train/trainer-seeds.ts';
 import { parseTrainerState, type HandOverWeights } from '../../src/train/trainer-state.ts';
@@ -128,8 +128,13 @@ test('a finished run resumed for one more step continues the same average and RL
     const longer = { ...settings, steps: 5, optimizer: { ...settings.optimizer, totalSteps: 5 } };
     // The uninterrupted 5-step run against the 4-step run (which handed over step 1) resumed for step 5.
     const runB = await newTrainRun(other);
-    const straight = await trainRun({ spec: pickSpec, options: {}, settings: longer, store: other, runId: runB, resume: null });
+    const events: TrainEvent[] = [];
+    const straight = await trainRun({ spec: pickSpec, options: {}, settings: longer, store: other, runId: runB, resume: null, onEvent: (e) => events.push(e) });
     await straight.policy.close();
+    // The choice announces its candidates, then reports each as it is played.
+    const selecting = events.filter((e) => e.type === 'select' || (e.type === 'phase' && e.phase === 'select'));
+    assert.deepEqual(selecting[0], { type: 'phase', phase: 'select', message: `choosing the policy to hand over: 6 candidates, each greedy on ${EPISODES} validation seeds` });
+    assert.deepEqual(selecting.slice(1).map((e) => e.type === 'select' && [e.index, e.count, e.candidate]), straight.handOver!.candidates.map((c, i) => [i, 6, c]));
     const runC = await newTrainRun(other);
     const four = await trainRun({ spec: pickSpec, options: {}, settings: { ...settings, optimizer: longer.optimizer }, store: other, runId: runC, resume: null });
     await four.policy.close();
