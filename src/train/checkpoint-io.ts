@@ -190,8 +190,10 @@ function weightsBeside(dir: string, file: string, cfg: ModelAssets['cfg']): Host
   return out;
 }
 
-/** RL's own weights at a training checkpoint: `rl-weights.safetensors` where the model's differ from them, else the model's. */
-export function loadRlWeights(dir: string): HostParams {
-  const { assets, params } = loadModelFolder(dir);
-  return weightsBeside(dir, RL_WEIGHTS_FILE, assets.cfg) ?? params;
+/**
+ * RL's own weights at a training checkpoint of a model of `cfg`: `rl-weights.safetensors` where the
+ * model's differ from them (the model folder is then not read), else the model's.
+ */
+export function loadRlWeights(dir: string, cfg: ModelAssets['cfg']): HostParams {
+  return weightsBeside(dir, RL_WEIGHTS_FILE, cfg) ?? loadModelFolder(dir).params;
 }

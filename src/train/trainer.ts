@@ -249,7 +249,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
       average: averaged,
       last: { step, params: last },
       earlierSteps: earlierCandidateSteps(settings.select.from, step, settings.checkpointEvery),
-      loadEarlier: (earlier) => loadRlWeights(join(runDir, checkpointPath(earlier))),
+      loadEarlier: (earlier) => loadRlWeights(join(runDir, checkpointPath(earlier)), assets.cfg),
       onStart: (count) => emit({ type: 'phase', phase: 'select', message: `choosing the policy to hand over: ${count} candidates, each greedy on ${episodes} validation seeds` }),
       onCandidate: (candidate, index, total, seconds) => emit({ type: 'select', candidate, index, count: total, seconds }),
     });

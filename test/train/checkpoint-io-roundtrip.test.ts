@@ -124,8 +124,8 @@ test('a training checkpoint round-trips exactly and its folder loads as model:DI
   for (const name of Object.keys(params)) assert.deepEqual(chosen.averageParams?.[name].data, averageParams[name].data, `average ${name}`);
   assert.equal(withAverage.averageParams, null, 'no average file where the model is the average');
   // RL's own weights: the rl-weights file where there is one, else the model's.
-  assert.deepEqual(loadRlWeights(join(runDir, checkpointPath(12)))['model.norm.weight'].data, rlParams['model.norm.weight'].data);
-  assert.deepEqual(loadRlWeights(join(runDir, path))['model.norm.weight'].data, params['model.norm.weight'].data);
+  assert.deepEqual(loadRlWeights(join(runDir, checkpointPath(12)), assets.cfg)['model.norm.weight'].data, rlParams['model.norm.weight'].data);
+  assert.deepEqual(loadRlWeights(join(runDir, path), assets.cfg)['model.norm.weight'].data, params['model.norm.weight'].data);
   writeFileSync(join(runDir, checkpointPath(12), TRAINER_STATE_FILE), JSON.stringify({ ...averaging, handOver: { ...handOver, chosen: 0 } }));
   assert.throws(() => loadTrainCheckpoint(join(runDir, checkpointPath(12)), parseTrainerState), /trainer-state\.json: .*handOver\.chosen/);
   // A checkpoint with no optimizer (the random init) reads back with null moments.

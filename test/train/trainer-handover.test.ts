@@ -10,13 +10,13 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { tree } from '../../src/model/engine.ts';
 import { toParams, type HostParams } from '../../src/model/params.ts';
-import { runRollouts } from '../../src/rollout/rollouts.ts';
 import { openStore } from '../../src/store/open.ts';
 import type { Store } from '../../src/store/store.ts';
 import { AVERAGE_WEIGHTS_FILE, checkpointPath, loadModelFolder, loadRlWeights, loadTrainCheckpoint, RL_WEIGHTS_FILE } from '../../src/train/checkpoint-io.ts';
 import { earlierCandidateSteps } from '../../src/train/handover-select.ts';
 import { parseTrainConfig, type TrainSettings } from '../../src/train/train-config.ts';
 import { trainRun, type TrainEvent, type TrainOutcome } from '../../src/train/trainer.ts';
+import { greedySummary } from '../../src/train/trainer-eval.ts';
 import { trainerPolicy } from '../../src/train/trainer-policy.ts';
 import { validationSeeds } from '../../src/train/trainer-seeds.ts';
 import { parseTrainerState, type HandOverWeights } from '../../src/train/trainer-state.ts';
@@ -56,16 +56,8 @@ async function validationReturn(assets: TrainOutcome['assets'], params: HostPara
   const policy = trainerPolicy(assets, p, { name: 'check', modelId: 'check', version: 0, maxBatchRows: settings.rollout.maxBatchRows });
   tree.dispose(p);
   try {
-    const { summary } = await runRollouts({
-      spec: pickSpec,
-      options: {},
-      policy,
-      seeds: validationSeeds(EPISODES),
-      concurrency: settings.rollout.concurrency,
-      episode: { maxTurns: outcome.maxTurns, maxTokens: outcome.maxTokens, temperature: 0 },
-      keepTrajectories: false,
-    });
-    return summary.meanReturn.mean;
+    const play = { spec: pickSpec, options: {}, policy, maxTurns: outcome.maxTurns, maxTokens: outcome.maxTokens, concurrency: settings.rollout.concurrency };
+    return (await greedySummary(play, validationSeeds(EPISODES), 'the check')).meanReturn.mean;
   } finally {
     await policy.close();
   }
@@ -99,7 +91,7 @@ test('every candidate is judged by its own greedy play on the validation seeds, 
 
   const runDir = store.runDir(runA);
   const last = loadTrainCheckpoint(join(runDir, checkpointPath(4)), parseTrainerState);
-  const own = (step: number) => loadRlWeights(join(runDir, checkpointPath(step)));
+  const own = (step: number) => loadRlWeights(join(runDir, checkpointPath(step)), outcome.assets.cfg);
   // The average beside the model is the mean of RL's own weights after steps 1-4.
   const average = last.averageParams!;
   const mean: HostParams = {};
@@ -148,7 +140,8 @@ test('a finished run resumed for one more step continues the same average and RL
     const b = loadTrainCheckpoint(join(other.runDir(runB), checkpointPath(5)), parseTrainerState);
     const c = loadTrainCheckpoint(join(other.runDir(runC), checkpointPath(5)), parseTrainerState);
     assertSameWeights(c.params, b.params, 'the handed-over weights');
-    assertSameWeights(loadRlWeights(join(other.runDir(runC), checkpointPath(5))), loadRlWeights(join(other.runDir(runB), checkpointPath(5))), "RL's own weights");
+    const rl = (runDir: string) => loadRlWeights(join(runDir, checkpointPath(5)), outcome.assets.cfg);
+    assertSameWeights(rl(other.runDir(runC)), rl(other.runDir(runB)), "RL's own weights");
     assertSameWeights(c.averageParams ?? c.params, b.averageParams ?? b.params, 'the average');
   } finally {
     await other.close();
