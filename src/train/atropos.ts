@@ -20,6 +20,7 @@ import type { Message } from '../core/messages.ts';
 import type { Trajectory } from '../core/trajectory.ts';
 import { encodeJsonl } from './jsonl.ts';
 import { ATROPOS_UNTRAINED, atroposScoredDataSchema, parseAtroposScoredData, type AtroposScoredData } from './atropos-schema.ts';
+import { recordedTemperatures } from './recorded-temperature.ts';
 import type { TrainingSample } from './samples-types.ts';
 
 /** Atropos's inference_logprobs value at positions that are not trained. */
@@ -79,12 +80,7 @@ export function atroposToJsonl(groups: readonly AtroposScoredData[]): string {
 
 /** { temperature } when every call behind these samples recorded one and the same temperature above 0. */
 function recordedTemperature(samples: readonly TrainingSample[], trajectories: ReadonlyMap<string, Trajectory>): { temperature: number } | undefined {
-  const temperatures = new Set<number | null>();
-  for (const sample of samples) {
-    for (const span of sample.spans) {
-      temperatures.add(trajectories.get(sample.trajectoryId)?.turns[span.turn]?.calls[span.call]?.sampling?.temperature ?? null);
-    }
-  }
+  const temperatures = recordedTemperatures(samples, trajectories);
   const [only] = temperatures;
   return temperatures.size === 1 && only !== null && only > 0 ? { temperature: only } : undefined;
 }

@@ -22,6 +22,13 @@ export const offlineTrainConfigSchema = z.strictObject({
   rowLength: z.number().int().min(8).default(1024),
   loss: lossConfigSchema.partial().default({}),
   /**
+   * The temperature the calls' logprobs are relative to: the loss scores the policy at it,
+   * softmax(logits / T), as the online trainer does its rollouts'. Default: the one every trained
+   * call recorded (a call that recorded none counts as 1, the OpenAI API's default). Set it for a
+   * backend whose logprobs are not after temperature, or to train calls sampled at several.
+   */
+  temperature: z.number().gt(0).max(10).optional(),
+  /**
    * Train LoRA adapters (W + scale · B A on each target projection, B starting at 0) over the frozen
    * model instead of every weight; null: full weights. The checkpoint then holds the base model and
    * the adapter in PEFT's layout (adapter/), which `run:RUN` loads merged and `spindle export` writes

@@ -3,8 +3,9 @@
  * a run (e.g. recorded by `spindle proxy` in front of `spindle serve`), their advantages per task,
  * samples of exactly the recorded ids, then `steps` passes of optimiser updates on a given model
  * whose tokenizer made those ids. Each step takes π_old from the weights at its start and corrects
- * for the sampler with the recorded logprobs (trainer-loss.ts, loss-rl.ts). The result is a new `train` run
- * with a checkpoint folder that `--policy run:RUN` and `model:DIR` load, its metrics in the store.
+ * for the sampler with the recorded logprobs (trainer-loss.ts, loss-rl.ts), scoring the policy at
+ * the calls' recorded sampling temperature. The result is a new `train` run with a checkpoint
+ * folder that `--policy run:RUN` and `model:DIR` load, its metrics in the store.
  */
 import { nowIso, newId } from '../core/ids.ts';
 import { Rng } from '../core/random.ts';
@@ -27,6 +28,7 @@ import { rlTensors } from './rl-batch-forward.ts';
 import { finiteMetrics, updateMetrics } from './trainer-metrics.ts';
 import { frozenLogprobs, logprobsOnLayout, rlLoss, type RlStepInputs } from './trainer-loss.ts';
 import { miniBatches } from './mini-batches.ts';
+import { offlineTemperature, recordedTemperatures } from './recorded-temperature.ts';
 
 export const OFFLINE_STATE_FORMAT = 'spindle-offline-trainer/1';
 
@@ -48,6 +50,8 @@ export interface OfflineTrainOutcome {
   /** The checkpoint folder, relative to runDir. */
   checkpoint: string;
   steps: number;
+  /** The sampling temperature the policy was scored at (OfflineTrainConfig.temperature). */
+  temperature: number;
   data: StoredSamples;
   /** Metrics of each step, index 0 = step 1. */
   metrics: Record<string, number>[];
@@ -85,6 +89,7 @@ export async function trainFromStore(input: OfflineTrainInput): Promise<OfflineT
   }
 
   const lossSettings = parseLossConfig(settings.loss, 'offline.loss');
+  const temperature = offlineTemperature(settings.temperature, recordedTemperatures(data.batch.samples, new Map(data.trajectories.map((t) => [t.id, t]))));
   const runId = input.runId ?? newId('offline');
   const source = await store.getRun(input.selection.runId);
   const run: Run = {
@@ -93,7 +98,7 @@ export async function trainFromStore(input: OfflineTrainInput): Promise<OfflineT
     env: source?.env ?? 'proxy',
     envOptions: {},
     policy: model.source,
-    config: { offline: true, fromStore: { runId: input.selection.runId, taskIds: input.selection.taskIds ?? [] }, model: model.source, settings },
+    config: { offline: true, fromStore: { runId: input.selection.runId, taskIds: input.selection.taskIds ?? [] }, model: model.source, settings, temperature },
     status: 'running',
     createdAt: nowIso(),
     finishedAt: null,
@@ -103,8 +108,9 @@ export async function trainFromStore(input: OfflineTrainInput): Promise<OfflineT
   const runDir = store.runDir(runId);
   const cfg = model.assets.cfg;
   const shapes = new LayoutShapes({ rows: settings.rows, length: settings.rowLength });
-  const forward = frozenLogprobs(cfg);
-  const loss = rlLoss(cfg, lossSettings);
+  // π_old, the reference and the trained policy are all scored at the calls' temperature.
+  const forward = frozenLogprobs(cfg, temperature);
+  const loss = rlLoss(cfg, lossSettings, { temperature });
   // LoRA: the optimiser trains the adapters; the loss sees the base with them merged (W + s·B·A).
   const lora = trainedLora(settings.lora, 'offline.lora');
   const frozenBase = lora ? toParams(model.params) : null;
@@ -162,6 +168,7 @@ export async function trainFromStore(input: OfflineTrainInput): Promise<OfflineT
       fromStore: run.config.fromStore,
       startModel: model.source,
       config: settings,
+      temperature,
       metrics: Object.fromEntries(history.map((m, i) => [String(i + 1), m])),
     };
     const checkpoint = saveTrainCheckpoint(runDir, settings.steps, {
@@ -177,7 +184,7 @@ export async function trainFromStore(input: OfflineTrainInput): Promise<OfflineT
       finishedAt: nowIso(),
       summary: { steps: settings.steps, checkpoint, samples: data.batch.samples.length, trajectories: data.trajectories.length, skipped: selected.skipped, ...history.at(-1) },
     });
-    return { runId, runDir, checkpoint, steps: settings.steps, data, metrics: history, startParams: model.params, params, adapter };
+    return { runId, runDir, checkpoint, steps: settings.steps, temperature, data, metrics: history, startParams: model.params, params, adapter };
   } catch (error) {
     await store.finishRun(runId, { status: 'failed', finishedAt: nowIso(), summary: { error: (error as Error).message } });
     throw error;

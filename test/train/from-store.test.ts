@@ -30,6 +30,8 @@ type Sampled = { ids: number[]; logprobs: number[] };
 
 let serve: ServeProcess;
 let proxy: ProxyProcess;
+/** A second proxy run on the same store: groups sampled at temperature 0.5, and one at 1. */
+let tempered: ProxyProcess;
 let store: Store;
 let modelDir: string;
 /** What the server returned, by trajectory id. */
@@ -38,16 +40,16 @@ let outcome: OfflineTrainOutcome;
 
 const QUESTION = 'Your hand: 10, 6. Dealer shows 9. hit or stick?';
 
-async function call(trajectory: string, task: string, seed: number, withIds = true): Promise<void> {
-  const client = new OpenAI({ baseURL: `${proxy.url}/t/${trajectory}/task/${task}/v1`, apiKey: 'k', maxRetries: 0 });
-  const body = { model: 'tiny', max_tokens: 5, temperature: 1, seed, messages: [{ role: 'user', content: QUESTION }], ...(withIds ? { logprobs: true, return_token_ids: true } : {}) };
+async function call(trajectory: string, task: string, seed: number, withIds = true, temperature = 1, via = proxy): Promise<void> {
+  const client = new OpenAI({ baseURL: `${via.url}/t/${trajectory}/task/${task}/v1`, apiKey: 'k', maxRetries: 0 });
+  const body = { model: 'tiny', max_tokens: 5, temperature, seed, messages: [{ role: 'user', content: QUESTION }], ...(withIds ? { logprobs: true, return_token_ids: true } : {}) };
   const res = await client.chat.completions.create(body as ChatCompletionCreateParamsNonStreaming);
   const choice = res.choices[0] as (typeof res.choices)[0] & { token_ids?: number[] };
   sampled.set(trajectory, { ids: choice.token_ids ?? [], logprobs: (choice.logprobs?.content ?? []).map((e) => e.logprob) });
 }
 
-async function reward(trajectory: string, value: number): Promise<void> {
-  const res = await fetch(`${proxy.url}/trajectories/${trajectory}/reward`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ reward: value }) });
+async function reward(trajectory: string, value: number, via = proxy): Promise<void> {
+  const res = await fetch(`${via.url}/trajectories/${trajectory}/reward`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ reward: value }) });
   assert.equal(res.status, 200, await res.text());
 }
 
@@ -68,6 +70,14 @@ before(async () => {
   await reward('h2-0', 1);
   await reward('h2-1', 1);
   await proxy.stop();
+  tempered = await startProxyProcess(`${serve.url}/v1`, [], proxy.db);
+  for (let i = 0; i < rewards.length; i++) {
+    await call(`t05-${i}`, 'half', 40 + i, true, 0.5, tempered);
+    await call(`t1-${i}`, 'one', 50 + i, true, 1, tempered);
+    await reward(`t05-${i}`, rewards[i], tempered);
+    await reward(`t1-${i}`, rewards[i], tempered);
+  }
+  await tempered.stop();
   await serve.stop();
 
   await initEngine({ threads: 1 });
@@ -84,6 +94,7 @@ before(async () => {
 
 after(async () => {
   await proxy?.stop();
+  await tempered?.stop();
   await serve?.stop();
   await store?.close();
 });
@@ -215,5 +226,34 @@ describe('train --from-store on groups recorded by the proxy', () => {
     assert.equal(lines[0].group_overrides.group_id, `${proxy.runId}:hand-1`);
     const trained = lines[0].masks.map((m) => m.filter((id) => id !== -100));
     assert.deepEqual(new Set(trained.map((ids) => JSON.stringify(ids))), new Set([0, 1, 2, 3].map((i) => JSON.stringify(sampled.get(`h1-${i}`)?.ids))));
+  });
+});
+
+describe("train --from-store at the calls' sampling temperature", () => {
+  const config = { steps: 1, lr: 1e-3, rows: 4, rowLength: 64, samples: { truncated: 'keep' as const } };
+
+  it('scores the policy at the temperature the calls recorded, so the sampler is the start model', async () => {
+    const model = await loadStartModel(modelDir, store);
+    const half = await trainFromStore({ store, selection: { runId: tempered.runId, taskIds: ['half'] }, model, config });
+    assert.equal(half.temperature, 0.5);
+    assert.equal(half.data.batch.samples.length, 4);
+    // The server sampled these answers from the start weights at 0.5: scored at 0.5, π_old is the sampler.
+    assert.ok(Math.abs(half.metrics[0]['importance/weight_mean'] - 1) < 1e-5, `at 0.5: weight ${half.metrics[0]['importance/weight_mean']}`);
+    assert.equal((await store.getRun(half.runId))?.config.temperature, 0.5);
+    // Scored at 1 instead (a setting that overrides the record), π_old is another distribution.
+    const asIfOne = await trainFromStore({ store, selection: { runId: tempered.runId, taskIds: ['half'] }, model, config: { ...config, temperature: 1 } });
+    assert.equal(asIfOne.temperature, 1);
+    assert.ok(Math.abs(asIfOne.metrics[0]['importance/weight_mean'] - 1) > 0.01, `at 1: weight ${asIfOne.metrics[0]['importance/weight_mean']}`);
+  });
+
+  it('refuses calls sampled at several temperatures unless told which to use', async () => {
+    const model = await loadStartModel(modelDir, store);
+    await assert.rejects(
+      trainFromStore({ store, selection: { runId: tempered.runId }, model, config }),
+      (e: unknown) => e instanceof UsageError && /offline\.temperature: .*temperatures 0\.5, 1/.test(e.message),
+    );
+    const both = await trainFromStore({ store, selection: { runId: tempered.runId }, model, config: { ...config, temperature: 0.8 } });
+    assert.equal(both.temperature, 0.8);
+    assert.equal(both.data.batch.samples.length, 8);
   });
 });

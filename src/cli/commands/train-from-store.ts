@@ -78,6 +78,7 @@ export async function trainFromStoreCommand(flags: TrainFromStoreFlags): Promise
     if (skipped.length > 0) out.line(`  skipped: ${skipped.map(([r, n]) => `${n} ${r}`).join(', ')}`);
     out.line(`  groups: ${advantages.stats.groups}, zero-variance ${advantages.stats.zeroVarianceGroups} (dropped ${advantages.dropped.length})`);
     out.line(`  samples: ${batch.samples.length} (${batch.stats.trainedTokens} trained tokens, ${batch.stats.calls - batch.stats.trainedCalls} calls excluded)`);
+    out.line(`  policy scored at temperature ${outcome.temperature}`);
     out.line(`  checkpoint: ${resolve(outcome.runDir, outcome.checkpoint)} (use --policy run:${outcome.runId})`);
     out.result({
       runId: outcome.runId,
@@ -86,6 +87,7 @@ export async function trainFromStoreCommand(flags: TrainFromStoreFlags): Promise
       trajectories: { read: selection.read, usable: selection.trajectories.length, trained: outcome.data.trajectories.length, skipped: selection.skipped },
       groups: { count: advantages.stats.groups, zeroVariance: advantages.stats.zeroVarianceGroups, dropped: advantages.dropped.length },
       samples: batch.samples.length,
+      temperature: outcome.temperature,
       metrics: outcome.metrics.at(-1) ?? {},
     });
   } finally {
