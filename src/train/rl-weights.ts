@@ -16,6 +16,11 @@ export class RlWeights {
   readonly trainer: ParamTrainer<RlStepInputs>;
   readonly #cfg: ModelConfig;
   readonly #lora: { config: LoraConfig; base: Params } | null;
+  /**
+   * LoRA: the merged weights of the adapters they were merged from (the trainer's params object,
+   * replaced by each update), so the policy's update and a step's snapshot share one merge.
+   */
+  #merged: { adapters: Params; weights: Params } | null = null;
 
   /**
    * Full weights: `start` is trained. LoRA: `start` is the frozen base and `lora.adapters` are trained.
@@ -37,8 +42,13 @@ export class RlWeights {
 
   /** The policy's weights now: a new reference the caller disposes. */
   effective(): Params {
-    const params = tree.ref(this.trainer.params);
-    return this.#lora ? applyLora(this.#cfg, this.#lora.config, tree.ref(this.#lora.base), params) : params;
+    const adapters = this.trainer.params;
+    if (!this.#lora) return tree.ref(adapters);
+    if (this.#merged?.adapters !== adapters) {
+      if (this.#merged) tree.dispose(this.#merged.weights);
+      this.#merged = { adapters, weights: applyLora(this.#cfg, this.#lora.config, tree.ref(this.#lora.base), tree.ref(adapters)) };
+    }
+    return tree.ref(this.#merged.weights);
   }
 
   /** Host copy of the policy's weights now (for checkpoints, the weight average, a reference reset). */
@@ -62,6 +72,8 @@ export class RlWeights {
   }
 
   dispose(): void {
+    if (this.#merged) tree.dispose(this.#merged.weights);
+    this.#merged = null;
     this.trainer.dispose();
     if (this.#lora) tree.dispose(this.#lora.base);
   }
