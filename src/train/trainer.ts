@@ -1,6 +1,6 @@
 /**
  * The training run behind `spindle train`: the default model (tokenizer from the env's text, random
- * weights; saved as step 0), the warm start (the action format from random demonstrations), then
+ * weights), the warm start (the action format from random demonstrations; checkpoint step 0), then
  * RL steps (trainer-step.ts) with an evaluation every N steps and a checkpoint every M, all metrics
  * in the store. A run resumed from a checkpoint continues exactly where it stopped: with the same
  * seed and one thread it logs the same metrics as the run that was never interrupted.
@@ -188,8 +188,6 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
     episodes = 0;
     maxTokens = settings.episode.maxTokens ?? 0;
     warm = null;
-    const initPath = saveTrainCheckpoint(runDir, 0, { assets, params: model.params, optimizer: null, state: initialState(0) });
-    await store.saveCheckpoint({ runId, step: 0, path: initPath, policyVersion: 0, createdAt: nowIso(), metrics: {} });
     params = toParams(model.params);
   }
 
@@ -318,6 +316,11 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
       });
       emit({ type: 'eval', step: 0, eval: lastEval });
     }
+    if (!resume) {
+      // Step 0 is the policy RL starts from (version 0, which samples step 1's rollouts), so
+      // run:RUN@0, and run:RUN after --steps 0, name the warm start the step-0 evaluation scored.
+      await store.saveCheckpoint({ runId, step: 0, path: WARM_START_PATH, policyVersion: 0, createdAt: nowIso(), metrics: lastEval ? finiteMetrics(evalMetrics(lastEval)) : {} });
+    }
 
     // RL.
     const lossSettings = parseLossConfig(rlLossConfig(settings.loss), 'train.loss');
@@ -356,7 +359,7 @@ export async function trainRun<O extends Record<string, unknown>>(input: TrainRu
       counts: { tooLong: 0 },
     };
     emit({ type: 'phase', phase: 'rl', message: `RL: ${settings.steps} steps of ${settings.batchSeeds} seeds x ${settings.groupSize} samples; updates of ${shapes.rows} rows x ${shapes.length} tokens` });
-    let lastCheckpoint = resume || reused ? '' : join('checkpoints', 'step-000000');
+    let lastCheckpoint = resume ? '' : WARM_START_PATH;
     const averageFrom = averageFirstStep(settings.weightAverage.from, settings.steps);
     if (!average && averageFrom !== null) average = new WeightAverage(Math.max(averageFrom, firstStep));
     try {

@@ -11,10 +11,15 @@ import { after, before, test } from 'node:test';
 import { writeTrainReport } from '../../src/report/train-report.ts';
 import { openStore } from '../../src/store/open.ts';
 import type { Store } from '../../src/store/store.ts';
+import { tree } from '../../src/model/engine.ts';
+import { toParams } from '../../src/model/params.ts';
+import { findRunCheckpoint } from '../../src/policy/run-checkpoint.ts';
 import { loadModelFolder, loadTrainCheckpoint } from '../../src/train/checkpoint-io.ts';
 import { parseTrainConfig, type TrainSettings } from '../../src/train/train-config.ts';
-import { trainRun, type TrainOutcome } from '../../src/train/trainer.ts';
+import { trainRun, WARM_START_PATH, type TrainOutcome } from '../../src/train/trainer.ts';
+import { periodicEval } from '../../src/train/trainer-eval.ts';
 import { finalEvaluation } from '../../src/train/trainer-final.ts';
+import { trainerPolicy } from '../../src/train/trainer-policy.ts';
 import { parseTrainerState } from '../../src/train/trainer-state.ts';
 import { learnedWarmStart, metricsAt, newTrainRun, pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
 import { trainedPickRun } from './trained-pick-run.ts';
@@ -66,7 +71,7 @@ test('the loop runs end to end: metrics per step, checkpoints, warm start folder
 
   const records = await store.listCheckpoints(runA);
   assert.deepEqual(records.map((r) => [r.step, r.path, r.policyVersion]), [
-    [0, 'checkpoints/step-000000', 0],
+    [0, 'warm-start', 0],
     [2, 'checkpoints/step-000002', 2],
     [3, 'checkpoints/step-000003', 3],
   ]);
@@ -75,8 +80,6 @@ test('the loop runs end to end: metrics per step, checkpoints, warm start folder
   assert.equal(last.state.step, 3);
   assert.equal(last.state.rng.nextStep, 4);
   assert.equal(last.optimizer?.step, Number(metricsAt(metrics, 1)['train/updates'] ?? 0) + Number(metricsAt(metrics, 2)['train/updates'] ?? 0) + Number(metricsAt(metrics, 3)['train/updates'] ?? 0));
-  assert.ok(loadTrainCheckpoint(join(runDir, 'checkpoints/step-000000'), parseTrainerState).optimizer === null);
-  assert.ok(loadModelFolder(join(runDir, 'warm-start')).params['model.embed_tokens.weight']);
 
   // The weight average (from 0.6 × 3 steps: steps 1-3): a checkpoint's model is the mean so far,
   // RL's own weights sit beside it, and the mean of steps 1-3 extends the mean of steps 1-2 by step 3.
@@ -93,6 +96,25 @@ test('the loop runs end to end: metrics per step, checkpoints, warm start folder
     }
   }
   assert.ok(moved > 0, 'the average differs from the last step where RL moved the weights');
+});
+
+test('run:RUN@0 is the warm start that the step-0 evaluation scored (version 0, which sampled step 1)', async () => {
+  const found = await findRunCheckpoint(store, { runId: runA, step: 0 }, '--policy');
+  assert.equal(found.dir, join(store.runDir(runA), WARM_START_PATH));
+  const p = toParams(loadModelFolder(found.dir).params);
+  const policy = trainerPolicy(outcome.assets, p, { name: 'step 0', modelId: 'step-0', version: 0, maxBatchRows: settings.rollout.maxBatchRows });
+  tree.dispose(p);
+  try {
+    const again = await periodicEval({ spec: pickSpec, options: {}, policy, episodes: settings.evalEpisodes, maxTurns: outcome.maxTurns, maxTokens: outcome.maxTokens, concurrency: settings.rollout.concurrency });
+    const step0 = metricsAt(await store.getMetrics(runA), 0);
+    assert.equal(again.meanReturn, step0['eval/mean_return']);
+    assert.equal(again.invalidRate, step0['eval/invalid_rate']);
+  } finally {
+    await policy.close();
+  }
+  // Step 1's rollouts were sampled by policy version 0.
+  const [first] = (await store.listTrajectories(runA, {})).items.filter((t) => t.turns[0]?.calls[0]?.completion.policyVersion !== undefined);
+  assert.equal(first?.turns[0].calls[0].completion.policyVersion, 0);
 });
 
 test('the final evaluation and the report files', async () => {

@@ -95,8 +95,11 @@ test('RL from a reused warm start logs the same metrics and weights as the run t
   const warmA = loadModelFolder(join(store.runDir(runA), WARM_START_PATH)).params;
   const warmB = loadModelFolder(join(store.runDir(runB), WARM_START_PATH)).params;
   for (const name of Object.keys(warmA)) assert.deepEqual(warmB[name].data, warmA[name].data, name);
-  // No random-init checkpoint of its own.
-  assert.deepEqual((await store.listCheckpoints(runB)).map((r) => r.step), [2]);
+  // Step 0 is the reused weights in this run's warm-start folder (no copy under checkpoints/).
+  assert.deepEqual((await store.listCheckpoints(runB)).map((r) => [r.step, r.path, r.policyVersion]), [
+    [0, WARM_START_PATH, 0],
+    [2, 'checkpoints/step-000002', 2],
+  ]);
   assert.ok(!existsSync(join(store.runDir(runB), 'checkpoints/step-000000')));
 });
 
