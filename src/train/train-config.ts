@@ -63,6 +63,12 @@ export const warmStartSchema = z.strictObject({
    */
   languageModel: z.boolean().default(true),
   /**
+   * Share of the demonstrated decisions whose first answer is an action the env refuses, followed
+   * by the env's feedback and a legal answer, the one trained (warm-start-refusals.ts): the model
+   * learns to answer after a refusal. Only in envs that retry a refused answer. 0: none.
+   */
+  refusals: z.number().min(0).max(0.5).default(0),
+  /**
    * Supervised steps that end the warm start on the answers alone, every legal action's answer at
    * each decision side by side (warm-start-demos.ts answerGroup), from a fresh optimiser at
    * `answerLr` decaying to 0; a batch is `batchSize` decisions. RL's KL term holds the policy near the

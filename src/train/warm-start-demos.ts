@@ -30,10 +30,13 @@ import { runRollouts } from '../rollout/rollouts.ts';
 import type { ModelAssets } from './default-model.ts';
 import type { LayoutSample } from './rl-batch.ts';
 import { assistantCompletionText } from '../model/assistant-completion-text.ts';
+import { refusingPolicy } from './warm-start-refusals.ts';
 
 export interface DemoCall {
   promptIds: number[];
   completionIds: number[];
+  /** An answer the env refused (warm-start-refusals.ts): never trained, only read before its retry. */
+  refused?: true;
   /**
    * The answers of the other legal actions at this decision (absent: none demonstrated). Encoded on
    * first use: the warm start trains only a few thousand decisions' worth, and encoding every one
@@ -52,6 +55,8 @@ export interface Demonstrations {
   languageModel: boolean;
   episodes: number;
   calls: number;
+  /** Calls whose answer the env refused (DemoRequest.refusals), each followed by its retry. */
+  refusedCalls: number;
   /** Answers of the legal actions not taken (DemoCall.otherCompletionIds), over all calls. */
   otherAnswers: number;
   /** Longest demonstrated completion, in tokens. */
@@ -83,42 +88,50 @@ export interface DemoRequest<O extends Record<string, unknown>> {
    * teaches its choices: for diagnostics (bench/oracle-imitation.ts), never a real run's warm start.
    */
   demoPolicy?: Policy;
+  /**
+   * Share of the decisions whose first answer is refused (warm-start-refusals.ts), in an env that
+   * lets a refused answer be retried; default 0.
+   */
+  refusals?: number;
 }
 
 /** Whether a call's sequence (prompt + completion) has at most `maxTokens` tokens. */
 export const callFits = (call: DemoCall, maxTokens: number): boolean => call.promptIds.length + call.completionIds.length <= maxTokens;
 
-/** A call's prompt then an answer, the answer alone trained. */
-const oneCall = (promptIds: readonly number[], completionIds: readonly number[]): LayoutSample => {
+/** A call's prompt then an answer: the answer alone trained, or with `languageModel` every token after the first. */
+const oneCall = (promptIds: readonly number[], completionIds: readonly number[], languageModel = false): LayoutSample => {
   const tokens = [...promptIds, ...completionIds];
-  return { tokens, lossMask: tokens.map((_, i) => (i >= promptIds.length ? 1 : 0)) };
+  return { tokens, lossMask: tokens.map((_, i) => (i >= (languageModel ? 1 : promptIds.length) ? 1 : 0)) };
 };
 
 /**
  * An episode's calls as one sequence when each call's prompt + completion is a prefix of the last
  * call's (the default template is prefix-stable), every answer masked in; otherwise one per call.
- * Only the calls whose sequence (prompt + completion) has at most `maxTokens` tokens are kept: the
- * first ones of a prefix-stable episode (a later call's sequence holds the earlier ones).
+ * With `languageModel` every token after the first is trained. Refused answers never are: in one
+ * sequence their tokens are masked out, and one per call a refused call has no sequence and the
+ * calls after it train their answers alone (their prompts hold the refused answer, wherever the
+ * template put it). Only the calls whose sequence (prompt + completion) has at most `maxTokens`
+ * tokens are kept: the first ones of a prefix-stable episode (a later call's sequence holds the
+ * earlier ones).
  */
-export function packEpisode(allCalls: readonly DemoCall[], maxTokens = Infinity): LayoutSample[] {
+export function packEpisode(allCalls: readonly DemoCall[], maxTokens = Infinity, languageModel = false): LayoutSample[] {
   const calls = allCalls.filter((c) => callFits(c, maxTokens));
   if (calls.length === 0) return [];
   const last = calls[calls.length - 1];
   const tokens = [...last.promptIds, ...last.completionIds];
-  const lossMask: (0 | 1)[] = tokens.map(() => 0);
+  const lossMask: (0 | 1)[] = tokens.map((_, i) => (languageModel && i > 0 ? 1 : 0));
   for (const c of calls) {
     const end = c.promptIds.length + c.completionIds.length;
     const stable = end <= tokens.length && c.promptIds.every((id, i) => tokens[i] === id) && c.completionIds.every((id, j) => tokens[c.promptIds.length + j] === id);
-    if (!stable) return calls.map((c) => oneCall(c.promptIds, c.completionIds));
-    lossMask.fill(1, c.promptIds.length, end);
+    if (!stable) return calls.flatMap((c, i) => (c.refused ? [] : [oneCall(c.promptIds, c.completionIds, languageModel && !calls.slice(0, i).some((r) => r.refused))]));
+    lossMask.fill(c.refused ? 0 : 1, c.promptIds.length, end);
   }
   return [{ tokens, lossMask }];
 }
 
-/** The demonstrations as training sequences of at most `maxTokens` tokens (packEpisode); with languageModel every token after the first is trained. */
+/** The demonstrations as training sequences of at most `maxTokens` tokens (packEpisode, with the demonstrations' languageModel). */
 export function demonstrationSamples(demos: Demonstrations, maxTokens = Infinity): LayoutSample[] {
-  const samples = demos.episodeCalls.flatMap((calls) => packEpisode(calls, maxTokens));
-  return demos.languageModel ? samples.map((p) => ({ tokens: p.tokens, lossMask: p.tokens.map((_, i) => (i === 0 ? 0 : 1)) })) : samples;
+  return demos.episodeCalls.flatMap((calls) => packEpisode(calls, maxTokens, demos.languageModel));
 }
 
 /**
@@ -191,7 +204,10 @@ export function otherAnswers(answer: Message, legal: readonly Action[], maxActio
 export async function warmStartDemonstrations<O extends Record<string, unknown>>(request: DemoRequest<O>): Promise<Demonstrations> {
   const { assets } = request;
   const random = request.demoPolicy ? null : recordingRandomPolicy();
-  const policy = request.demoPolicy ?? random!.policy;
+  const demonstrating = request.demoPolicy ?? random!.policy;
+  const rule = request.spec.create(request.options).invalidAction;
+  const refusals = rule.mode === 'retry' && rule.maxRetries > 0 ? (request.refusals ?? 0) : 0;
+  const policy = refusals > 0 ? refusingPolicy(demonstrating, refusals) : demonstrating;
   const result = await runRollouts({
     spec: request.spec,
     options: request.options,
@@ -201,6 +217,7 @@ export async function warmStartDemonstrations<O extends Record<string, unknown>>
   });
   const episodeCalls: DemoCall[][] = [];
   let calls = 0;
+  let refusedCalls = 0;
   let others = 0;
   let maxCompletion = 0;
   let completionSum = 0;
@@ -216,10 +233,15 @@ export async function warmStartDemonstrations<O extends Record<string, unknown>>
         const promptIds = request.promptIds(call.messages, call.tools);
         const completionOf = (message: Message) => assets.tokenizer.encode(assistantCompletionText(assets, call.messages, call.tools, message));
         const completionIds = completionOf(answer);
-        const legal = random?.legalActions.get(messagesKey(call.messages));
-        const otherMessages = legal ? otherAnswers(answer, legal, request.maxOtherActions) : [];
-        others += otherMessages.length;
-        episode.push({ promptIds, completionIds, ...(otherMessages.length > 0 ? { otherCompletionIds: once(() => otherMessages.map(completionOf)) } : {}) });
+        if (call.invalid) {
+          refusedCalls++;
+          episode.push({ promptIds, completionIds, refused: true });
+        } else {
+          const legal = random?.legalActions.get(messagesKey(call.messages));
+          const otherMessages = legal ? otherAnswers(answer, legal, request.maxOtherActions) : [];
+          others += otherMessages.length;
+          episode.push({ promptIds, completionIds, ...(otherMessages.length > 0 ? { otherCompletionIds: once(() => otherMessages.map(completionOf)) } : {}) });
+        }
         maxCompletion = Math.max(maxCompletion, completionIds.length);
         completionSum += completionIds.length;
         promptSum += promptIds.length;
@@ -234,6 +256,7 @@ export async function warmStartDemonstrations<O extends Record<string, unknown>>
     languageModel: request.languageModel,
     episodes: result.trajectories.length,
     calls,
+    refusedCalls,
     otherAnswers: others,
     maxCompletionTokens: maxCompletion,
     meanCompletionTokens: completionSum / calls,

@@ -139,6 +139,7 @@ export async function warmStart<O extends Record<string, unknown>>(request: Warm
     seeds: demoSeeds(request.runSeed, settings.demoEpisodes),
     maxTurns: request.maxTurns,
     languageModel: settings.languageModel,
+    refusals: settings.refusals,
     demoPolicy: request.demoPolicy,
   });
   const maxTokens = request.maxTokens ?? demos.maxCompletionTokens + MAX_TOKENS_SLACK;

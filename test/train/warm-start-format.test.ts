@@ -15,7 +15,7 @@ import { trainerPolicy } from '../../src/train/trainer-policy.ts';
 import { demoSeeds } from '../../src/train/trainer-seeds.ts';
 import { warmStart } from '../../src/train/warm-start.ts';
 import { assistantCompletionText } from '../../src/model/assistant-completion-text.ts';
-import { MAX_DEMONSTRATED_ACTIONS, answerGroup, demonstrationSamples, otherAnswers, packEpisode, warmStartDemonstrations, type Demonstrations } from '../../src/train/warm-start-demos.ts';
+import { MAX_DEMONSTRATED_ACTIONS, answerGroup, demonstrationSamples, otherAnswers, packEpisode, warmStartDemonstrations, type DemoCall, type Demonstrations } from '../../src/train/warm-start-demos.ts';
 import { pickSpec, tinyTrainConfig } from './trainer-fixtures.ts';
 
 /** The answer groups of every decision that has one (warm-start-demos.ts answerGroup). */
@@ -111,6 +111,24 @@ test('an episode packs into one sequence when its calls are prefix-stable, else 
   assert.equal(packEpisode(unstable).length, 2);
 });
 
+test('a refused answer is never trained: masked out of its packed episode, or left out with the prompts after it', () => {
+  const calls: DemoCall[] = [
+    { promptIds: [1, 2], completionIds: [3, 4], refused: true },
+    { promptIds: [1, 2, 3, 4, 5], completionIds: [6, 7] },
+    { promptIds: [1, 2, 3, 4, 5, 6, 7, 8], completionIds: [9] },
+  ];
+  assert.deepEqual(packEpisode(calls), [{ tokens: [1, 2, 3, 4, 5, 6, 7, 8, 9], lossMask: [0, 0, 0, 0, 0, 1, 1, 0, 1] }]);
+  // As a language model: every token after the first but the refused answer's.
+  assert.deepEqual(packEpisode(calls, Infinity, true), [{ tokens: [1, 2, 3, 4, 5, 6, 7, 8, 9], lossMask: [0, 1, 0, 0, 1, 1, 1, 1, 1] }]);
+  // A template that re-renders earlier turns: the refused call has no sequence, and the calls after
+  // it train their answers alone, whose prompts hold the refused answer.
+  const unstable: DemoCall[] = [{ promptIds: [1, 2], completionIds: [3, 4] }, { promptIds: [1, 2, 3, 9], completionIds: [5], refused: true }, { promptIds: [1, 2, 3, 9, 5, 8], completionIds: [6] }];
+  assert.deepEqual(packEpisode(unstable, Infinity, true), [
+    { tokens: [1, 2, 3, 4], lossMask: [0, 1, 1, 1] },
+    { tokens: [1, 2, 3, 9, 5, 8, 6], lossMask: [0, 0, 0, 0, 0, 0, 1] },
+  ]);
+});
+
 test('an episode longer than a row keeps the calls that fit, cut at a call boundary', () => {
   const calls = [
     { promptIds: [1, 2, 3], completionIds: [4, 5] },
@@ -123,7 +141,7 @@ test('an episode longer than a row keeps the calls that fit, cut at a call bound
   assert.deepEqual(packEpisode(calls, 4), []);
   assert.equal(packEpisode(calls, 10)[0].tokens.length, 10);
   // A language-model sample is cut the same way and trains every token after the first.
-  const demos = { episodeCalls: [calls], languageModel: true, episodes: 1, calls: 3, otherAnswers: 0, maxCompletionTokens: 2, meanCompletionTokens: 5 / 3, meanPromptTokens: 17 / 3 };
+  const demos = { episodeCalls: [calls], languageModel: true, episodes: 1, calls: 3, refusedCalls: 0, otherAnswers: 0, maxCompletionTokens: 2, meanCompletionTokens: 5 / 3, meanPromptTokens: 17 / 3 };
   assert.deepEqual(demonstrationSamples(demos, 7), [{ tokens: [1, 2, 3, 4, 5, 6, 7], lossMask: [0, 1, 1, 1, 1, 1, 1] }]);
   // Answer groups: a decision whose answers all fit; one that does not is left out whole.
   const withOthers = [{ ...calls[0], otherCompletionIds: () => [[11, 12, 13]] }, calls[1], { ...calls[2], otherCompletionIds: () => [[13]] }];
