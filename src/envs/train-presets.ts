@@ -73,20 +73,17 @@ export const multiTurnTrainPreset: Record<string, unknown> = {
  * 0.09 → 0.32 / 0.39 / 0.40 / 0.33 at steps 25 / 50 / 75 / 100, sampled refused answers 30 % → 3.6 %
  * (the mean of steps 51–100), and the handed-over policy scored 0.352 [0.270, 0.434] on 500 seeds
  * (random −0.024, warm start 0.036).
- * A fifth of the warm start's decisions first show a refused answer, the env's feedback and a legal
- * retry (`warmStart.refusals`, warm-start-refusals.ts): without them the warm start, which never
- * saw a refusal, answered a retry with no parsable call at all (77 of 80 retries sampled on 100
- * episodes, seed 1; 87 of 167, seed 2); with them 1 of 128 and 1 of 173. Its greedy step-0
- * evaluation (200 seeds) went from −0.05 (4.0 % refused) to 0.10 (0 %) at seed 1 and from −0.41
- * (22.9 %) to −0.20 (3.0 %) at seed 2. First answers were refused about as often (13.5 % → 25 %
- * at seed 1, 32 % → 34 % at seed 2, sampled).
+ * Not in it: refused answers in the warm start (`warmStart.refusals` 0.2, warm-start-refusals.ts).
+ * They taught the warm start to answer after a refusal (retries with no parsable call: 77 of 80
+ * sampled at seed 1 without them, 1 of 128 with them) and lifted its greedy return on 2,000 seeds
+ * from −0.091 to 0.086, but 100 RL steps from it handed over 0.204 [0.161, 0.247] where the same
+ * seed without them handed over 0.323 [0.282, 0.364] (seed 1, one thread; docs/results.md, "Nim").
  */
 export const nimTrainPreset: Record<string, unknown> = {
   groupSize: 8,
   batchSeeds: 8,
   update: { rowLength: null },
   loss: { klMax: 10, klBeta: 0.05, klBetaEndRatio: 1 },
-  warmStart: { refusals: 0.2 },
 };
 
 /**

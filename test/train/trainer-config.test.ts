@@ -164,8 +164,6 @@ test('built-in presets are valid configs; every env but Blackjack measures its r
     // The bandit chooses the policy it hands over among its checkpoints every 10 steps from step 60 and
     // their average, on 1,000 validation seeds (its single steps' weights swing late); the others hand over the average.
     assert.deepEqual([c.select.episodes, c.checkpointEvery], spec.name === 'bandit' ? [1000, 10] : [null, 50], `${spec.name}: choosing the handed-over policy`);
-    // Nim's warm start shows refused answers and their retries (warm-start-refusals.ts); the others' none.
-    assert.equal(c.warmStart.refusals, spec.name === 'nim' ? 0.2 : 0, `${spec.name}: warm-start refusals`);
     // Blackjack anneals β to 0 (the default); the others keep it constant, as they were measured.
     assert.equal(c.loss.klBetaEndRatio, spec.name === 'blackjack' ? 0 : 1, `${spec.name}: the KL's schedule`);
     // Every env trains refused answers at the penalty, also in groups dropped for tying (a format collapse heals).
