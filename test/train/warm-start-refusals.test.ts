@@ -66,7 +66,7 @@ test('Nim demonstrations: refused answers, each retried after the env\'s feedbac
       assert.deepEqual(span, span.map(() => (call.refused ? 0 : 1)));
     }
   });
-  // Without refusals the same seeds demonstrate the same first answers' count of decisions.
+  // Without refusals (the default) none are shown.
   const { demos: plain } = await demosOf(nimSpec, nimOptions, 0);
   assert.equal(plain.refusedCalls, 0);
 });
