@@ -123,7 +123,10 @@ export function packEpisode(allCalls: readonly DemoCall[], maxTokens = Infinity,
   for (const c of calls) {
     const end = c.promptIds.length + c.completionIds.length;
     const stable = end <= tokens.length && c.promptIds.every((id, i) => tokens[i] === id) && c.completionIds.every((id, j) => tokens[c.promptIds.length + j] === id);
-    if (!stable) return calls.flatMap((c, i) => (c.refused ? [] : [oneCall(c.promptIds, c.completionIds, languageModel && !calls.slice(0, i).some((r) => r.refused))]));
+    if (!stable) {
+      const firstRefused = calls.findIndex((r) => r.refused);
+      return calls.flatMap((c, i) => (c.refused ? [] : [oneCall(c.promptIds, c.completionIds, languageModel && (firstRefused === -1 || i < firstRefused))]));
+    }
     lossMask.fill(c.refused ? 0 : 1, c.promptIds.length, end);
   }
   return [{ tokens, lossMask }];

@@ -13,7 +13,6 @@
  * message. A decision whose actions have no number argument gets no refusal.
  */
 import { canonicalJson } from '../core/canonical.ts';
-import type { Message } from '../core/messages.ts';
 import { Rng } from '../core/random.ts';
 import type { Action } from '../envs/env.ts';
 import type { Policy } from '../policy/policy.ts';
@@ -21,8 +20,6 @@ import { toolCallText } from '../policy/scripted.ts';
 
 /** The Rng stream of the refusal draws under each request's seed (the random policy's action uses stream 0). */
 const REFUSAL_STREAM = 0x5ef;
-
-const messagesKey = (messages: readonly Message[]): string => canonicalJson(messages);
 
 /** `taken` with one number argument (drawn by `rng`) set past every legal action's value of it, or null when it has none. */
 export function refusedAction(legal: readonly Action[], taken: Action, rng: Rng): Action | null {
@@ -47,14 +44,14 @@ export function refusingPolicy(base: Policy, share: number): Policy {
     ...base,
     async complete(request) {
       const view = request.view;
-      const retry = request.messages.length >= 2 && refusedAt.has(messagesKey(request.messages.slice(0, -2)));
+      const retry = request.messages.length >= 2 && refusedAt.has(canonicalJson(request.messages.slice(0, -2)));
       if (!view || retry || (request.n ?? 1) !== 1) return base.complete(request);
       const rng = new Rng(request.seed ?? 0, REFUSAL_STREAM);
       if (rng.next() >= share) return base.complete(request);
       const legal = view.legalActions();
       const refused = legal.length > 0 ? refusedAction(legal, legal[rng.int(legal.length)], rng) : null;
       if (!refused) return base.complete(request);
-      refusedAt.add(messagesKey(request.messages));
+      refusedAt.add(canonicalJson(request.messages));
       const [completion] = await base.complete(request);
       return [{ ...completion, text: toolCallText(refused) }];
     },
